@@ -1,0 +1,86 @@
+//! `Client`: the entry point. Holds the ZooKeeper registry, the connection pool and the region
+//! cache that every table and admin handle share.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::admin::Admin;
+use crate::config::ClientConfig;
+use crate::error::Result;
+use crate::region::{MetaLocator, TableName};
+use crate::retry::{HBaseBackoff, RetryPolicy};
+use crate::rpc::pool::ConnectionPool;
+use crate::table::Table;
+use crate::zk::ZkRegistry;
+
+pub(crate) struct ClientInner {
+    pub(crate) config: Arc<ClientConfig>,
+    pub(crate) zk: Arc<ZkRegistry>,
+    pub(crate) pool: Arc<ConnectionPool>,
+    pub(crate) locator: MetaLocator,
+    pub(crate) retry_policy: Box<dyn RetryPolicy>,
+}
+
+/// A connection to one HBase cluster. Cheap to clone; clones share everything.
+///
+/// ```no_run
+/// # async fn demo() -> hbase_client::Result<()> {
+/// use hbase_client::{Client, ClientConfig, Get, Put};
+/// let client = Client::connect(ClientConfig::builder("127.0.0.1:2181").build()?).await?;
+/// let table = client.table("t")?;
+/// table.put(Put::new("row1").add("cf", "q", "value")).await?;
+/// let row = table.get(Get::new("row1")).await?.expect("row exists");
+/// assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"value");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+impl Client {
+    /// Connects to the cluster: opens a ZooKeeper session and reads where `hbase:meta` is.
+    /// Fails within the connect timeout if ZooKeeper is unreachable.
+    pub async fn connect(config: ClientConfig) -> Result<Client> {
+        let config = Arc::new(config);
+        let zk = Arc::new(ZkRegistry::new(&config));
+        zk.meta_server().await?;
+        let pool = Arc::new(ConnectionPool::new(config.clone()));
+        let locator = MetaLocator::new(config.clone(), zk.clone(), pool.clone());
+        let retry_policy = Box::new(HBaseBackoff {
+            pause: config.pause,
+            pause_overloaded: config.pause.max(Duration::from_millis(500)),
+            retries: config.retries,
+        });
+        Ok(Client {
+            inner: Arc::new(ClientInner {
+                config,
+                zk,
+                pool,
+                locator,
+                retry_policy,
+            }),
+        })
+    }
+
+    /// A handle to table `name` (`ns:qualifier` or `qualifier`). Nothing is checked until the
+    /// first operation, which reports a missing table as [`ErrorKind::NotFound`](crate::ErrorKind).
+    pub fn table(&self, name: &str) -> Result<Table> {
+        Ok(Table::new(self.inner.clone(), TableName::parse(name)?))
+    }
+
+    /// Table administration.
+    pub fn admin(&self) -> Admin {
+        Admin::new(self.inner.clone())
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &ClientConfig {
+        &self.inner.config
+    }
+
+    /// Number of open server connections.
+    pub fn open_connections(&self) -> usize {
+        self.inner.pool.open_connections()
+    }
+}

@@ -1,0 +1,188 @@
+//! Client configuration, built with [`ClientConfig::builder`].
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Rewrites a server address (`host:port`) before the client connects to it.
+///
+/// For clusters behind docker or NAT, whose servers advertise names the client cannot reach, and
+/// for tests that route traffic through a proxy.
+pub type AddressMapper = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// Everything that tunes a [`Client`](crate::Client). Cheap to clone.
+#[derive(Clone)]
+pub struct ClientConfig {
+    pub(crate) zk_quorum: String,
+    pub(crate) znode_parent: String,
+    pub(crate) user: String,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) rpc_timeout: Duration,
+    pub(crate) operation_timeout: Duration,
+    pub(crate) zk_session_timeout: Duration,
+    pub(crate) retries: u32,
+    pub(crate) pause: Duration,
+    pub(crate) meta_prefetch: u32,
+    pub(crate) address_mapper: Option<AddressMapper>,
+}
+
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("zk_quorum", &self.zk_quorum)
+            .field("znode_parent", &self.znode_parent)
+            .field("user", &self.user)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("rpc_timeout", &self.rpc_timeout)
+            .field("operation_timeout", &self.operation_timeout)
+            .field("zk_session_timeout", &self.zk_session_timeout)
+            .field("retries", &self.retries)
+            .field("pause", &self.pause)
+            .field("meta_prefetch", &self.meta_prefetch)
+            .field("address_mapper", &self.address_mapper.is_some())
+            .finish()
+    }
+}
+
+impl ClientConfig {
+    /// A builder for a cluster whose ZooKeeper quorum is `zk_quorum`
+    /// (`host:port[,host:port…]`).
+    pub fn builder(zk_quorum: impl Into<String>) -> ClientConfigBuilder {
+        ClientConfigBuilder {
+            config: ClientConfig {
+                zk_quorum: zk_quorum.into(),
+                znode_parent: "/hbase".into(),
+                user: std::env::var("USER").unwrap_or_else(|_| "hbase-rust".into()),
+                connect_timeout: Duration::from_secs(10),
+                rpc_timeout: Duration::from_secs(60),
+                operation_timeout: Duration::from_secs(120),
+                zk_session_timeout: Duration::from_secs(30),
+                retries: 15,
+                pause: Duration::from_millis(100),
+                meta_prefetch: 10,
+                address_mapper: None,
+            },
+        }
+    }
+
+    /// The ZooKeeper quorum string.
+    pub fn zk_quorum(&self) -> &str {
+        &self.zk_quorum
+    }
+
+    /// Timeout of a single RPC.
+    pub fn rpc_timeout(&self) -> Duration {
+        self.rpc_timeout
+    }
+
+    /// Timeout of a whole operation, all retries included.
+    pub fn operation_timeout(&self) -> Duration {
+        self.operation_timeout
+    }
+
+    pub(crate) fn map_address(&self, addr: &str) -> String {
+        match &self.address_mapper {
+            Some(map) => map(addr),
+            None => addr.to_string(),
+        }
+    }
+}
+
+/// Builder for [`ClientConfig`]. Every setting has a production default.
+#[derive(Debug, Clone)]
+pub struct ClientConfigBuilder {
+    config: ClientConfig,
+}
+
+impl ClientConfigBuilder {
+    /// ZooKeeper parent znode of the cluster. Default `/hbase`.
+    pub fn znode_parent(mut self, parent: impl Into<String>) -> Self {
+        self.config.znode_parent = parent.into();
+        self
+    }
+
+    /// User name sent in the connection header (SIMPLE auth). Default: `$USER`.
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.config.user = user.into();
+        self
+    }
+
+    /// Limit on establishing one TCP connection (and on the first ZooKeeper session).
+    /// Default 10 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connect_timeout = timeout;
+        self
+    }
+
+    /// Limit on one RPC, also sent to the server as the call's deadline. Default 60 s.
+    pub fn rpc_timeout(mut self, timeout: Duration) -> Self {
+        self.config.rpc_timeout = timeout;
+        self
+    }
+
+    /// Limit on one operation including all its retries. Default 120 s.
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.config.operation_timeout = timeout;
+        self
+    }
+
+    /// ZooKeeper session timeout. Default 30 s.
+    pub fn zk_session_timeout(mut self, timeout: Duration) -> Self {
+        self.config.zk_session_timeout = timeout;
+        self
+    }
+
+    /// Retries after the first attempt. Default 15, as in the Java client.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.config.retries = retries;
+        self
+    }
+
+    /// Base pause between retries, scaled by HBase's backoff table. Default 100 ms.
+    pub fn pause(mut self, pause: Duration) -> Self {
+        self.config.pause = pause;
+        self
+    }
+
+    /// Regions fetched per meta lookup, so neighbours are cached too. Default 10.
+    pub fn meta_prefetch(mut self, regions: u32) -> Self {
+        self.config.meta_prefetch = regions.max(1);
+        self
+    }
+
+    /// Rewrites every server address before connecting. See [`AddressMapper`].
+    pub fn address_mapper(mut self, map: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        self.config.address_mapper = Some(Arc::new(map));
+        self
+    }
+
+    /// Checks the settings and returns the config.
+    pub fn build(self) -> Result<ClientConfig> {
+        let c = &self.config;
+        if c.zk_quorum.trim().is_empty() {
+            return Err(Error::InvalidInput("ZooKeeper quorum is empty".into()));
+        }
+        for zero in [
+            ("connect_timeout", c.connect_timeout),
+            ("rpc_timeout", c.rpc_timeout),
+            ("operation_timeout", c.operation_timeout),
+            ("zk_session_timeout", c.zk_session_timeout),
+        ] {
+            if zero.1.is_zero() {
+                return Err(Error::InvalidInput(format!(
+                    "{} must be above zero",
+                    zero.0
+                )));
+            }
+        }
+        if !c.znode_parent.starts_with('/') {
+            return Err(Error::InvalidInput(format!(
+                "znode parent {:?} must start with '/'",
+                c.znode_parent
+            )));
+        }
+        Ok(self.config)
+    }
+}

@@ -1,0 +1,32 @@
+//! An async native client for Apache HBase 2.x, speaking HBase's own protobuf RPC.
+//!
+//! Start with [`Client::connect`], then use [`Client::table`] for data and [`Client::admin`]
+//! for table management. One `get` flows through:
+//! [`Table::get`] → `region::MetaLocator::locate` (cache, else a reversed `hbase:meta` scan) →
+//! `rpc::pool` (one connection per server) → `rpc::connection` (call-id multiplexing) →
+//! [`rpc::frame`] (bytes on the wire) and back.
+
+#![warn(missing_docs)]
+
+pub mod admin;
+mod cell;
+mod client;
+mod config;
+mod error;
+mod ops;
+pub mod region;
+mod retry;
+pub mod rpc;
+mod table;
+mod zk;
+pub mod znode;
+
+pub use admin::{Admin, ColumnFamily, TableDescriptor, TableRegion};
+pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
+pub use client::Client;
+pub use config::{AddressMapper, ClientConfig, ClientConfigBuilder};
+pub use error::{Error, ErrorKind, RemoteException, Result};
+pub use ops::{Delete, Durability, Get, Put, RowResult};
+pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
+pub use retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
+pub use table::Table;

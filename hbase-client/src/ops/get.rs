@@ -1,0 +1,83 @@
+//! `Get`: read one row.
+
+use bytes::Bytes;
+
+/// Reads one row, optionally narrowed to families or columns.
+#[derive(Debug, Clone)]
+pub struct Get {
+    pub(crate) row: Bytes,
+    columns: Vec<(Bytes, Vec<Bytes>)>,
+    max_versions: Option<u32>,
+    time_range: Option<(u64, u64)>,
+}
+
+impl Get {
+    /// A get of every column of `row`.
+    pub fn new(row: impl Into<Bytes>) -> Get {
+        Get {
+            row: row.into(),
+            columns: Vec::new(),
+            max_versions: None,
+            time_range: None,
+        }
+    }
+
+    /// The row key.
+    pub fn row(&self) -> &Bytes {
+        &self.row
+    }
+
+    /// Adds a whole family.
+    pub fn family(mut self, family: impl Into<Bytes>) -> Get {
+        let family = family.into();
+        match self.columns.iter_mut().find(|(f, _)| *f == family) {
+            // A whole family wins over single columns of it.
+            Some((_, qualifiers)) => qualifiers.clear(),
+            None => self.columns.push((family, Vec::new())),
+        }
+        self
+    }
+
+    /// Adds one column.
+    pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Get {
+        let family = family.into();
+        let qualifier = qualifier.into();
+        match self.columns.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, qualifiers)) => qualifiers.push(qualifier),
+            None => self.columns.push((family, vec![qualifier])),
+        }
+        self
+    }
+
+    /// Returns up to `n` versions of each column (default 1).
+    pub fn max_versions(mut self, n: u32) -> Get {
+        self.max_versions = Some(n.max(1));
+        self
+    }
+
+    /// Only cells with `from <= timestamp < to`.
+    pub fn time_range(mut self, from: u64, to: u64) -> Get {
+        self.time_range = Some((from, to));
+        self
+    }
+
+    pub(crate) fn to_proto(&self) -> hbase_proto::Get {
+        hbase_proto::Get {
+            row: self.row.clone(),
+            column: self
+                .columns
+                .iter()
+                .map(|(f, q)| hbase_proto::Column {
+                    family: f.clone(),
+                    qualifier: q.clone(),
+                })
+                .collect(),
+            max_versions: self.max_versions,
+            time_range: self.time_range.map(|(from, to)| hbase_proto::TimeRange {
+                from: Some(from),
+                to: Some(to),
+            }),
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Request types (what a caller builds) and their protobuf encodings.
+
+mod delete;
+mod get;
+mod put;
+mod row_result;
+
+pub use delete::Delete;
+pub use get::Get;
+pub use put::{Durability, Put};
+pub use row_result::RowResult;
+pub(crate) use row_result::{result_from_proto, results_from_scan};
+
+use bytes::Bytes;
+
+/// A `REGION_NAME` region specifier, as data RPCs address regions.
+pub(crate) fn region_specifier(region_name: &Bytes) -> hbase_proto::RegionSpecifier {
+    hbase_proto::RegionSpecifier {
+        r#type: hbase_proto::region_specifier::RegionSpecifierType::RegionName as i32,
+        value: region_name.clone(),
+    }
+}
+
+/// Adds a qualifier value under its family, keeping one `ColumnValue` per family.
+pub(crate) fn add_qualifier_value(
+    column_value: &mut Vec<hbase_proto::mutation_proto::ColumnValue>,
+    family: &Bytes,
+    qv: hbase_proto::mutation_proto::column_value::QualifierValue,
+) {
+    match column_value.iter_mut().find(|cv| cv.family == *family) {
+        Some(cv) => cv.qualifier_value.push(qv),
+        None => column_value.push(hbase_proto::mutation_proto::ColumnValue {
+            family: family.clone(),
+            qualifier_value: vec![qv],
+        }),
+    }
+}
+
+/// A mutation of `row` carrying its cells as protobuf column values.
+pub(crate) fn mutation_proto(
+    row: &Bytes,
+    kind: hbase_proto::mutation_proto::MutationType,
+    column_value: Vec<hbase_proto::mutation_proto::ColumnValue>,
+    timestamp: Option<u64>,
+) -> hbase_proto::MutationProto {
+    let mut m = hbase_proto::MutationProto {
+        row: Some(row.clone()),
+        column_value,
+        timestamp,
+        ..Default::default()
+    };
+    m.set_mutate_type(kind);
+    m
+}

@@ -1,0 +1,144 @@
+//! `Put`: write cells to one row.
+
+use bytes::Bytes;
+use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValue, MutationType};
+
+use super::{add_qualifier_value, mutation_proto};
+use crate::error::Result;
+use crate::rpc::cellblock::check_cell_limits;
+
+/// How durably the server persists a mutation before acknowledging it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// The table's setting (normally `SyncWal`).
+    #[default]
+    UseDefault,
+    /// No write-ahead log: fast, lost if the server dies before a flush.
+    SkipWal,
+    /// Write the WAL asynchronously.
+    AsyncWal,
+    /// Write the WAL synchronously.
+    SyncWal,
+    /// Write and fsync the WAL.
+    FsyncWal,
+}
+
+impl Durability {
+    pub(crate) fn to_proto(self) -> mutation_proto::Durability {
+        match self {
+            Durability::UseDefault => mutation_proto::Durability::UseDefault,
+            Durability::SkipWal => mutation_proto::Durability::SkipWal,
+            Durability::AsyncWal => mutation_proto::Durability::AsyncWal,
+            Durability::SyncWal => mutation_proto::Durability::SyncWal,
+            Durability::FsyncWal => mutation_proto::Durability::FsyncWal,
+        }
+    }
+}
+
+/// Writes cells to one row.
+#[derive(Debug, Clone)]
+pub struct Put {
+    pub(crate) row: Bytes,
+    timestamp: Option<u64>,
+    durability: Durability,
+    /// (family, qualifier, timestamp, value)
+    cells: Vec<(Bytes, Bytes, Option<u64>, Bytes)>,
+}
+
+impl Put {
+    /// An empty put for `row`; add cells with [`Put::add`].
+    pub fn new(row: impl Into<Bytes>) -> Put {
+        Put {
+            row: row.into(),
+            timestamp: None,
+            durability: Durability::UseDefault,
+            cells: Vec::new(),
+        }
+    }
+
+    /// The row key.
+    pub fn row(&self) -> &Bytes {
+        &self.row
+    }
+
+    /// Adds `family:qualifier = value` at the put's timestamp.
+    pub fn add(
+        mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        value: impl Into<Bytes>,
+    ) -> Put {
+        self.cells
+            .push((family.into(), qualifier.into(), None, value.into()));
+        self
+    }
+
+    /// Adds `family:qualifier = value` at an explicit timestamp.
+    pub fn add_at(
+        mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        timestamp: u64,
+        value: impl Into<Bytes>,
+    ) -> Put {
+        self.cells.push((
+            family.into(),
+            qualifier.into(),
+            Some(timestamp),
+            value.into(),
+        ));
+        self
+    }
+
+    /// Timestamp for cells added without one (default: the server's clock).
+    pub fn timestamp(mut self, timestamp: u64) -> Put {
+        self.timestamp = Some(timestamp);
+        self
+    }
+
+    /// Durability of this put.
+    pub fn durability(mut self, durability: Durability) -> Put {
+        self.durability = durability;
+        self
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// True when the put has no cells (HBase rejects such puts).
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.cells.is_empty() {
+            return Err(crate::Error::InvalidInput(
+                "a put needs at least one cell".into(),
+            ));
+        }
+        for (family, _, _, _) in &self.cells {
+            check_cell_limits(&self.row, family)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
+        let mut column_value: Vec<ColumnValue> = Vec::new();
+        for (family, qualifier, ts, value) in &self.cells {
+            let qv = QualifierValue {
+                qualifier: Some(qualifier.clone()),
+                value: Some(value.clone()),
+                timestamp: *ts,
+                ..Default::default()
+            };
+            add_qualifier_value(&mut column_value, family, qv);
+        }
+        let mut m = mutation_proto(&self.row, MutationType::Put, column_value, self.timestamp);
+        if self.durability != Durability::UseDefault {
+            m.set_durability(self.durability.to_proto());
+        }
+        m
+    }
+}

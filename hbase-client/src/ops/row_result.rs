@@ -1,0 +1,135 @@
+//! Rows read back from HBase, decoded from either response shape: cells inside the protobuf
+//! `Result`, or cells in the cell block counted by `associated_cell_count`/`cells_per_result`.
+
+use bytes::Bytes;
+
+use crate::cell::{Cell, CellType};
+use crate::error::{Error, Result};
+use crate::rpc::cellblock::CellBlockReader;
+
+/// The cells of one row, sorted as the server returned them (family, qualifier, newest first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowResult {
+    /// The row key.
+    pub row: Bytes,
+    /// The cells.
+    pub cells: Vec<Cell>,
+}
+
+impl RowResult {
+    /// The newest value of `family:qualifier`, if the row has it.
+    pub fn value(&self, family: &[u8], qualifier: &[u8]) -> Option<&Bytes> {
+        self.cells
+            .iter()
+            .find(|c| &c.family[..] == family && &c.qualifier[..] == qualifier)
+            .map(|c| &c.value)
+    }
+
+    /// True when the row has no cells.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    fn from_cells(cells: Vec<Cell>) -> RowResult {
+        let row = cells.first().map(|c| c.row.clone()).unwrap_or_default();
+        RowResult { row, cells }
+    }
+}
+
+fn cell_from_proto(c: hbase_proto::Cell) -> Cell {
+    Cell {
+        row: c.row.unwrap_or_default(),
+        family: c.family.unwrap_or_default(),
+        qualifier: c.qualifier.unwrap_or_default(),
+        timestamp: c.timestamp.unwrap_or(crate::cell::LATEST_TIMESTAMP),
+        cell_type: CellType::from_code(c.cell_type.unwrap_or(4) as u8),
+        value: c.value.unwrap_or_default(),
+    }
+}
+
+/// Decodes one `Result`: its inline cells, then `associated_cell_count` cells from `block`.
+pub(crate) fn result_from_proto(
+    r: hbase_proto::Result,
+    block: &mut CellBlockReader,
+) -> Result<RowResult> {
+    let associated = r.associated_cell_count.unwrap_or(0);
+    if associated < 0 {
+        return Err(Error::Protocol(format!(
+            "negative associated cell count {associated}"
+        )));
+    }
+    let mut cells: Vec<Cell> = r.cell.into_iter().map(cell_from_proto).collect();
+    cells.extend(block.take(associated as usize)?);
+    Ok(RowResult::from_cells(cells))
+}
+
+/// Decodes the rows of a ScanResponse, whichever shape the server chose. The flag says whether
+/// each row is partial (more cells of it follow in a later response).
+pub(crate) fn results_from_scan(
+    resp: &mut hbase_proto::ScanResponse,
+    cellblock: Bytes,
+) -> Result<Vec<(RowResult, bool)>> {
+    let partial = std::mem::take(&mut resp.partial_flag_per_result);
+    let mut out = Vec::new();
+    if !resp.cells_per_result.is_empty() {
+        let mut block = CellBlockReader::new(cellblock);
+        for (i, &n) in resp.cells_per_result.iter().enumerate() {
+            let cells = block.take(n as usize)?;
+            out.push((
+                RowResult::from_cells(cells),
+                partial.get(i).copied().unwrap_or(false),
+            ));
+        }
+    } else {
+        let mut block = CellBlockReader::new(cellblock);
+        for (i, r) in std::mem::take(&mut resp.results).into_iter().enumerate() {
+            let flag = partial.get(i).copied().unwrap_or(false) || r.partial.unwrap_or(false);
+            out.push((result_from_proto(r, &mut block)?, flag));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::cellblock::encode_cell;
+    use bytes::BytesMut;
+
+    #[test]
+    fn both_shapes_decode_to_the_same_rows() {
+        let mut block = BytesMut::new();
+        encode_cell(&mut block, b"r1", b"f", b"a", 5, CellType::Put, b"1");
+        encode_cell(&mut block, b"r1", b"f", b"b", 5, CellType::Put, b"2");
+        encode_cell(&mut block, b"r2", b"f", b"a", 5, CellType::Put, b"3");
+        let mut resp = hbase_proto::ScanResponse {
+            cells_per_result: vec![2, 1],
+            ..Default::default()
+        };
+        let rows = results_from_scan(&mut resp, block.freeze()).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(&rows[0].0.row[..], b"r1");
+        assert_eq!(&rows[0].0.value(b"f", b"b").unwrap()[..], b"2");
+        assert_eq!(&rows[1].0.value(b"f", b"a").unwrap()[..], b"3");
+
+        let pb = hbase_proto::Result {
+            cell: vec![hbase_proto::Cell {
+                row: Some(Bytes::from_static(b"r1")),
+                family: Some(Bytes::from_static(b"f")),
+                qualifier: Some(Bytes::from_static(b"a")),
+                timestamp: Some(5),
+                cell_type: Some(4),
+                value: Some(Bytes::from_static(b"1")),
+                tags: None,
+            }],
+            ..Default::default()
+        };
+        let mut resp = hbase_proto::ScanResponse {
+            results: vec![pb],
+            ..Default::default()
+        };
+        let rows = results_from_scan(&mut resp, Bytes::new()).unwrap();
+        assert_eq!(&rows[0].0.value(b"f", b"a").unwrap()[..], b"1");
+        assert_eq!(rows[0].0.cells[0].timestamp, 5);
+    }
+}

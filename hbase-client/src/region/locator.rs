@@ -1,0 +1,304 @@
+//! Finding the region (and server) of a row: the cache first, then a reversed scan of
+//! `hbase:meta`, whose location comes from ZooKeeper.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use prost::Message;
+
+use super::name::{meta_search_key, meta_table_start};
+use super::{Location, RegionCache, RegionInfo, RegionLocation, ServerName, TableName};
+use crate::config::ClientConfig;
+use crate::error::{Error, Result};
+use crate::ops::{region_specifier, results_from_scan, RowResult};
+use crate::retry::{recovery, Recovery, RETRY_BACKOFF};
+use crate::rpc::frame::{RequestMeta, Service};
+use crate::rpc::pool::ConnectionPool;
+use crate::zk::ZkRegistry;
+
+/// Priority of calls to `hbase:meta`, so they jump user calls in the server's queues.
+const META_PRIORITY: u32 = 200;
+/// Attempts at reaching meta before a lookup fails.
+const META_ATTEMPTS: u32 = 10;
+
+pub(crate) struct MetaLocator {
+    config: Arc<ClientConfig>,
+    zk: Arc<ZkRegistry>,
+    pool: Arc<ConnectionPool>,
+    cache: RegionCache,
+    meta_server: Mutex<Option<ServerName>>,
+    /// One meta lookup per table at a time; waiters then find the result in the cache.
+    lookups: Mutex<HashMap<TableName, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl MetaLocator {
+    pub(crate) fn new(
+        config: Arc<ClientConfig>,
+        zk: Arc<ZkRegistry>,
+        pool: Arc<ConnectionPool>,
+    ) -> Self {
+        MetaLocator {
+            config,
+            zk,
+            pool,
+            cache: RegionCache::default(),
+            meta_server: Mutex::new(None),
+            lookups: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn cache(&self) -> &RegionCache {
+        &self.cache
+    }
+
+    /// The location of the region of `table` holding `row`.
+    pub(crate) async fn locate(&self, table: &TableName, row: &[u8]) -> Result<Location> {
+        if let Some(loc) = self.cache.find(table, row) {
+            return Ok(loc);
+        }
+        let gate = {
+            let mut lookups = self.lookups.lock().unwrap_or_else(|e| e.into_inner());
+            lookups.entry(table.clone()).or_default().clone()
+        };
+        let _turn = gate.lock().await;
+        if let Some(loc) = self.cache.find(table, row) {
+            return Ok(loc);
+        }
+        self.lookup(table, row).await
+    }
+
+    /// Reversed meta scan from `table,row,99999999999999` down to `table,,`: the first row is the
+    /// region holding `row`; the following ones are its predecessors, cached as a prefetch.
+    async fn lookup(&self, table: &TableName, row: &[u8]) -> Result<Location> {
+        let mut scan = hbase_proto::Scan {
+            column: vec![hbase_proto::Column {
+                family: Bytes::from_static(b"info"),
+                qualifier: vec![],
+            }],
+            start_row: Some(Bytes::from(meta_search_key(table, row))),
+            stop_row: Some(Bytes::from(meta_table_start(table))),
+            include_stop_row: Some(true),
+            reversed: Some(true),
+            caching: Some(self.config.meta_prefetch),
+            ..Default::default()
+        };
+        scan.set_read_type(hbase_proto::scan::ReadType::Pread);
+        let rows = self
+            .scan_meta(scan, self.config.meta_prefetch as usize, true)
+            .await?;
+        let mut found: Option<Result<Location>> = None;
+        for r in &rows {
+            let Some((region, server)) = parse_meta_row(r)? else {
+                continue;
+            };
+            if region.table != *table || region.split || region.offline {
+                continue;
+            }
+            let is_target = found.is_none();
+            match server {
+                Some(server) => {
+                    let loc = Arc::new(RegionLocation { region, server });
+                    self.cache.insert(loc.clone());
+                    if is_target {
+                        found = Some(if loc.region.contains(row) {
+                            Ok(loc)
+                        } else {
+                            // A hole in meta (a split half-done): try again shortly.
+                            Err(Error::RegionOffline {
+                                region: String::from_utf8_lossy(row).into_owned(),
+                            })
+                        });
+                    }
+                }
+                None if is_target => {
+                    found = Some(Err(Error::RegionOffline {
+                        region: String::from_utf8_lossy(&region.name).into_owned(),
+                    }))
+                }
+                None => {}
+            }
+        }
+        found.unwrap_or_else(|| Err(Error::TableNotFound(table.to_string())))
+    }
+
+    /// Every region of `table` with its server (None while unassigned), in key order.
+    pub(crate) async fn table_regions(
+        &self,
+        table: &TableName,
+    ) -> Result<Vec<(RegionInfo, Option<ServerName>)>> {
+        let mut stop = table.to_bytes();
+        stop.push(b',' + 1);
+        let mut scan = hbase_proto::Scan {
+            column: vec![hbase_proto::Column {
+                family: Bytes::from_static(b"info"),
+                qualifier: vec![],
+            }],
+            start_row: Some(Bytes::from(meta_table_start(table))),
+            stop_row: Some(Bytes::from(stop)),
+            ..Default::default()
+        };
+        scan.set_read_type(hbase_proto::scan::ReadType::Pread);
+        let rows = self.scan_meta(scan, usize::MAX, false).await?;
+        let mut out = Vec::new();
+        for r in &rows {
+            if let Some((region, server)) = parse_meta_row(r)? {
+                if region.table == *table && !region.split && !region.offline {
+                    out.push((region, server));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn meta_server(&self) -> Result<ServerName> {
+        if let Some(s) = self
+            .meta_server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
+            return Ok(s);
+        }
+        let s = self.zk.meta_server().await?;
+        *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.clone());
+        Ok(s)
+    }
+
+    /// Scans `hbase:meta` (a single region) and returns up to `max_rows` rows. With
+    /// `one_batch`, the open call also closes the scanner: one round trip.
+    async fn scan_meta(
+        &self,
+        scan: hbase_proto::Scan,
+        max_rows: usize,
+        one_batch: bool,
+    ) -> Result<Vec<RowResult>> {
+        let meta = RegionInfo::meta();
+        let batch = max_rows.min(1000) as u32;
+        let mut rows = Vec::new();
+        let open = hbase_proto::ScanRequest {
+            region: Some(region_specifier(&meta.name)),
+            scan: Some(scan),
+            number_of_rows: Some(batch),
+            close_scanner: Some(one_batch),
+            client_handles_partials: Some(false),
+            ..Default::default()
+        };
+        let mut resp = self.meta_call(&open).await?;
+        let mut seq = 0u64;
+        loop {
+            for (row, _partial) in results_from_scan(&mut resp.0, resp.1.clone())? {
+                rows.push(row);
+            }
+            let more = resp.0.more_results.unwrap_or(true)
+                && resp.0.more_results_in_region.unwrap_or(true);
+            let Some(scanner_id) = resp.0.scanner_id else {
+                break;
+            };
+            if one_batch {
+                break;
+            }
+            if !more || rows.len() >= max_rows {
+                if more {
+                    let close = hbase_proto::ScanRequest {
+                        scanner_id: Some(scanner_id),
+                        close_scanner: Some(true),
+                        number_of_rows: Some(0),
+                        ..Default::default()
+                    };
+                    let _ = self.meta_call_once(&close).await;
+                }
+                break;
+            }
+            let next = hbase_proto::ScanRequest {
+                scanner_id: Some(scanner_id),
+                number_of_rows: Some(batch),
+                next_call_seq: Some(seq),
+                ..Default::default()
+            };
+            seq += 1;
+            // A lost `next` cannot be retried (sequence numbers), so call once.
+            resp = self.meta_call_once(&next).await?;
+        }
+        rows.truncate(max_rows);
+        Ok(rows)
+    }
+
+    async fn meta_call_once(
+        &self,
+        req: &hbase_proto::ScanRequest,
+    ) -> Result<(hbase_proto::ScanResponse, Bytes)> {
+        let server = self.meta_server().await?;
+        let conn = self.pool.get(&server, Service::Client).await?;
+        let meta = RequestMeta {
+            method: "Scan",
+            timeout_ms: self.config.rpc_timeout.as_millis() as u32,
+            priority: META_PRIORITY,
+        };
+        let body = conn
+            .call(meta, req, None, self.config.rpc_timeout)
+            .await
+            .inspect_err(|e| {
+                if recovery(e) == Recovery::DropServer {
+                    self.pool.discard(&server, Service::Client, &conn);
+                }
+            })?;
+        let resp: hbase_proto::ScanResponse = body.decode()?;
+        Ok((resp, body.cellblock))
+    }
+
+    /// A meta call that re-reads meta's location from ZooKeeper and retries on failure.
+    async fn meta_call(
+        &self,
+        req: &hbase_proto::ScanRequest,
+    ) -> Result<(hbase_proto::ScanResponse, Bytes)> {
+        let deadline = Instant::now() + self.config.operation_timeout;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let err = match self.meta_call_once(req).await {
+                Ok(r) => return Ok(r),
+                Err(e) => e,
+            };
+            if recovery(&err) == Recovery::Fail || attempt >= META_ATTEMPTS {
+                return Err(err);
+            }
+            tracing::debug!(error = %err, attempt, "meta lookup failed; retrying");
+            if recovery(&err) != Recovery::Backoff {
+                *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
+            let pause = self.config.pause * RETRY_BACKOFF[(attempt as usize - 1).min(12)];
+            if Instant::now() + pause > deadline {
+                return Err(err);
+            }
+            tokio::time::sleep(pause.min(Duration::from_secs(5))).await;
+        }
+    }
+}
+
+/// Reads a region and its server (if assigned) from an `hbase:meta` row.
+pub(crate) fn parse_meta_row(row: &RowResult) -> Result<Option<(RegionInfo, Option<ServerName>)>> {
+    let Some(info) = row.value(b"info", b"regioninfo") else {
+        return Ok(None);
+    };
+    let pb = info.strip_prefix(b"PBUF").unwrap_or(info);
+    let region = hbase_proto::RegionInfo::decode(pb)
+        .map_err(|e| Error::Protocol(format!("bad info:regioninfo in meta: {e}")))?;
+    let region = RegionInfo::from_proto(&region);
+    let server = row.value(b"info", b"server").and_then(|s| {
+        let s = std::str::from_utf8(s).ok()?;
+        let (host, port) = s.rsplit_once(':')?;
+        let start_code = row
+            .value(b"info", b"serverstartcode")
+            .and_then(|b| <[u8; 8]>::try_from(&b[..]).ok())
+            .map(u64::from_be_bytes)
+            .unwrap_or(0);
+        Some(ServerName {
+            host: host.to_string(),
+            port: port.parse().ok()?,
+            start_code,
+        })
+    });
+    Ok(Some((region, server)))
+}

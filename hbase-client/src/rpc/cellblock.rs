@@ -1,0 +1,221 @@
+//! KeyValueCodec cell blocks: cells sent beside a protobuf message, outside it.
+//!
+//! Layout of one cell (big-endian):
+//! `i32 total | i32 key_len | i32 value_len | i16 row_len | row | u8 fam_len | family |
+//! qualifier | i64 timestamp | u8 type | value`, where `total = 8 + key_len + value_len`.
+//! Cells are concatenated with no count; messages say how many cells belong to them.
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+
+use crate::cell::{Cell, CellType};
+use crate::error::{Error, Result};
+
+/// Bytes of key overhead besides row, family and qualifier: row len, fam len, ts, type.
+const KEY_INFRASTRUCTURE: usize = 2 + 1 + 8 + 1;
+
+/// Encoded size of one cell in a KeyValue cell block.
+pub fn encoded_len(row: &[u8], family: &[u8], qualifier: &[u8], value: &[u8]) -> usize {
+    12 + KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len() + value.len()
+}
+
+/// Appends one cell to `buf` in KeyValue format.
+///
+/// Callers validate lengths first (row ≤ 32767, family ≤ 127); see [`check_cell_limits`].
+pub fn encode_cell(
+    buf: &mut BytesMut,
+    row: &[u8],
+    family: &[u8],
+    qualifier: &[u8],
+    timestamp: u64,
+    cell_type: CellType,
+    value: &[u8],
+) {
+    let key_len = KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len();
+    buf.reserve(12 + key_len + value.len());
+    buf.put_u32((8 + key_len + value.len()) as u32);
+    buf.put_u32(key_len as u32);
+    buf.put_u32(value.len() as u32);
+    buf.put_u16(row.len() as u16);
+    buf.put_slice(row);
+    buf.put_u8(family.len() as u8);
+    buf.put_slice(family);
+    buf.put_slice(qualifier);
+    buf.put_u64(timestamp);
+    buf.put_u8(cell_type.code());
+    buf.put_slice(value);
+}
+
+/// Checks HBase's hard limits on a cell's key parts before anything is sent.
+pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
+    if row.is_empty() {
+        return Err(Error::InvalidInput("row key is empty".into()));
+    }
+    if row.len() > i16::MAX as usize {
+        return Err(Error::InvalidInput(format!(
+            "row key is {} bytes; HBase allows at most {}",
+            row.len(),
+            i16::MAX
+        )));
+    }
+    if family.is_empty() || family.len() > 127 {
+        return Err(Error::InvalidInput(format!(
+            "column family name is {} bytes; it must be 1..=127",
+            family.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads cells one at a time from a cell block. Every cell's fields are slices of the block.
+pub struct CellBlockReader {
+    block: Bytes,
+}
+
+impl CellBlockReader {
+    /// A reader over a whole cell block.
+    pub fn new(block: Bytes) -> Self {
+        CellBlockReader { block }
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.block.len()
+    }
+
+    /// Decodes the next cell; `Ok(None)` at the end of the block.
+    pub fn next_cell(&mut self) -> Result<Option<Cell>> {
+        if self.block.is_empty() {
+            return Ok(None);
+        }
+        let bad = |what: &str| Error::Protocol(format!("malformed cell block: {what}"));
+        if self.block.len() < 12 {
+            return Err(bad("truncated cell header"));
+        }
+        let total = (&self.block[0..4]).get_u32() as usize;
+        let key_len = (&self.block[4..8]).get_u32() as usize;
+        let value_len = (&self.block[8..12]).get_u32() as usize;
+        if key_len
+            .checked_add(value_len)
+            .and_then(|n| n.checked_add(8))
+            != Some(total)
+        {
+            return Err(bad("cell length fields disagree"));
+        }
+        if self.block.len() - 4 < total {
+            return Err(bad("cell runs past the end of the block"));
+        }
+        if key_len < KEY_INFRASTRUCTURE {
+            return Err(bad("key too short"));
+        }
+        let mut cell_bytes = self.block.split_to(4 + total);
+        cell_bytes.advance(12);
+        let key = cell_bytes.split_to(key_len);
+        let value = cell_bytes;
+        let row_len = (&key[0..2]).get_u16() as usize;
+        if 2 + row_len + 1 > key_len {
+            return Err(bad("row length past key"));
+        }
+        let fam_len = key[2 + row_len] as usize;
+        let fam_start = 2 + row_len + 1;
+        let qual_start = fam_start + fam_len;
+        let ts_start = key_len - 9;
+        if qual_start > ts_start {
+            return Err(bad("family length past key"));
+        }
+        Ok(Some(Cell {
+            row: key.slice(2..2 + row_len),
+            family: key.slice(fam_start..qual_start),
+            qualifier: key.slice(qual_start..ts_start),
+            timestamp: (&key[ts_start..ts_start + 8]).get_u64(),
+            cell_type: CellType::from_code(key[key_len - 1]),
+            value,
+        }))
+    }
+
+    /// Decodes exactly `n` cells, failing if the block has fewer.
+    pub fn take(&mut self, n: usize) -> Result<Vec<Cell>> {
+        // Guard the allocation: a cell takes at least 12 + 12 bytes.
+        let mut cells = Vec::with_capacity(n.min(self.block.len() / 24 + 1));
+        for _ in 0..n {
+            match self.next_cell()? {
+                Some(cell) => cells.push(cell),
+                None => {
+                    return Err(Error::Protocol(format!(
+                        "cell block has fewer cells than the {n} announced"
+                    )))
+                }
+            }
+        }
+        Ok(cells)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyvalue_exact_bytes_and_round_trip() {
+        let mut buf = BytesMut::new();
+        encode_cell(
+            &mut buf,
+            b"r1",
+            b"cf",
+            b"q",
+            0x0102030405060708,
+            CellType::Put,
+            b"val",
+        );
+        // key = 2 (row len) + 2 (row) + 1 (fam len) + 2 (family) + 1 (qualifier) + 8 (ts) + 1 (type)
+        let expected: Vec<u8> = [
+            &[0, 0, 0, 28][..],        // total = 4 + 4 + 17 + 3
+            &[0, 0, 0, 17],            // key_len
+            &[0, 0, 0, 3],             // value_len
+            &[0, 2, b'r', b'1'],       // row
+            &[2, b'c', b'f'],          // family
+            b"q",                      // qualifier
+            &[1, 2, 3, 4, 5, 6, 7, 8], // timestamp
+            &[4],                      // type Put
+            b"val",
+        ]
+        .concat();
+        assert_eq!(&buf[..], &expected[..]);
+        assert_eq!(buf.len(), encoded_len(b"r1", b"cf", b"q", b"val"));
+
+        encode_cell(&mut buf, b"r2", b"f", b"", 9, CellType::DeleteFamily, b"");
+        let mut reader = CellBlockReader::new(buf.freeze());
+        let c1 = reader.next_cell().unwrap().unwrap();
+        assert_eq!(&c1.row[..], b"r1");
+        assert_eq!(&c1.family[..], b"cf");
+        assert_eq!(&c1.qualifier[..], b"q");
+        assert_eq!(c1.timestamp, 0x0102030405060708);
+        assert_eq!(c1.cell_type, CellType::Put);
+        assert_eq!(&c1.value[..], b"val");
+        let c2 = reader.next_cell().unwrap().unwrap();
+        assert_eq!(&c2.row[..], b"r2");
+        assert_eq!(&c2.family[..], b"f");
+        assert!(c2.qualifier.is_empty());
+        assert_eq!(c2.cell_type, CellType::DeleteFamily);
+        assert!(reader.next_cell().unwrap().is_none());
+    }
+
+    #[test]
+    fn truncated_blocks_are_errors() {
+        let mut buf = BytesMut::new();
+        encode_cell(&mut buf, b"row", b"f", b"q", 1, CellType::Put, b"value");
+        let full = buf.freeze();
+        for cut in 1..full.len() {
+            let mut reader = CellBlockReader::new(full.slice(..cut));
+            assert!(reader.next_cell().is_err(), "cut at {cut}");
+        }
+        assert!(CellBlockReader::new(full).take(2).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decoder_never_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let mut reader = CellBlockReader::new(Bytes::from(data));
+            while let Ok(Some(_)) = reader.next_cell() {}
+        }
+    }
+}

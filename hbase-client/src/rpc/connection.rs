@@ -1,0 +1,270 @@
+//! One TCP connection to one server, carrying many concurrent calls.
+//!
+//! Callers encode their request straight into a shared output buffer and wait on a oneshot
+//! keyed by call id. A writer task flushes whatever has accumulated in one write (so concurrent
+//! small calls coalesce), and a reader task splits the input into frames and completes calls in
+//! whatever order the server answers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::JoinHandle;
+
+use super::frame::{self, RequestMeta, ResponseBody, Service};
+use crate::error::{Error, Result};
+
+type Reply = oneshot::Sender<Result<ResponseBody>>;
+
+struct Pending {
+    calls: HashMap<u32, Reply>,
+    /// Set once the connection is unusable; later calls fail at once with this reason.
+    closed: Option<String>,
+}
+
+struct Shared {
+    addr: String,
+    pending: Mutex<Pending>,
+    out: Mutex<BytesMut>,
+    out_ready: Notify,
+    next_call_id: AtomicU32,
+}
+
+impl Shared {
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the connection dead and fails every call in flight with a retryable error.
+    fn close(&self, reason: String) {
+        let calls = {
+            let mut p = self.lock_pending();
+            if p.closed.is_none() {
+                tracing::debug!(addr = %self.addr, %reason, "connection closed");
+                p.closed = Some(reason.clone());
+            }
+            std::mem::take(&mut p.calls)
+        };
+        for (_, reply) in calls {
+            let _ = reply.send(Err(Error::ConnectionClosed {
+                addr: self.addr.clone(),
+                reason: reason.clone(),
+            }));
+        }
+        self.out_ready.notify_one();
+    }
+}
+
+/// A live connection to one server for one service. Dropping the last handle closes it.
+pub(crate) struct RpcConnection {
+    shared: Arc<Shared>,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
+}
+
+impl Drop for RpcConnection {
+    fn drop(&mut self) {
+        self.reader.abort();
+        self.writer.abort();
+    }
+}
+
+/// Removes a call's entry if its caller gives up (timeout or a dropped future).
+struct CallGuard<'a> {
+    shared: &'a Shared,
+    call_id: u32,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.shared.lock_pending().calls.remove(&self.call_id);
+    }
+}
+
+impl RpcConnection {
+    /// Connects to `addr` (already mapped) and sends the preamble and connection header.
+    pub(crate) async fn connect(
+        addr: &str,
+        user: &str,
+        service: Service,
+        connect_timeout: Duration,
+    ) -> Result<RpcConnection> {
+        let setup = async {
+            let mut stream = TcpStream::connect(addr).await?;
+            stream.set_nodelay(true)?;
+            stream
+                .write_all(&frame::connection_preamble(user, service))
+                .await?;
+            Ok::<_, std::io::Error>(stream)
+        };
+        let stream = match tokio::time::timeout(connect_timeout, setup).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(source)) => {
+                return Err(Error::Connection {
+                    addr: addr.to_string(),
+                    source,
+                })
+            }
+            Err(_) => {
+                return Err(Error::Timeout {
+                    what: format!("connecting to {addr}"),
+                    after: connect_timeout,
+                })
+            }
+        };
+        let (rd, wr) = stream.into_split();
+        let shared = Arc::new(Shared {
+            addr: addr.to_string(),
+            pending: Mutex::new(Pending {
+                calls: HashMap::new(),
+                closed: None,
+            }),
+            out: Mutex::new(BytesMut::with_capacity(64 * 1024)),
+            out_ready: Notify::new(),
+            next_call_id: AtomicU32::new(0),
+        });
+        let reader = tokio::spawn(read_loop(shared.clone(), rd));
+        let writer = tokio::spawn(write_loop(shared.clone(), wr));
+        tracing::debug!(addr, service = service.name(), "connected");
+        Ok(RpcConnection {
+            shared,
+            reader,
+            writer,
+        })
+    }
+
+    /// False once the connection failed or was closed; the pool then makes a new one.
+    pub(crate) fn is_open(&self) -> bool {
+        self.shared.lock_pending().closed.is_none()
+    }
+
+    /// Sends one call and waits for its response, at most `timeout`.
+    pub(crate) async fn call(
+        &self,
+        meta: RequestMeta<'_>,
+        param: &impl Message,
+        cellblock: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<ResponseBody> {
+        let shared = &*self.shared;
+        let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7fff_ffff;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut p = shared.lock_pending();
+            if let Some(reason) = &p.closed {
+                return Err(Error::ConnectionClosed {
+                    addr: shared.addr.clone(),
+                    reason: reason.clone(),
+                });
+            }
+            p.calls.insert(call_id, tx);
+        }
+        let _guard = CallGuard { shared, call_id };
+        {
+            let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
+            frame::encode_request(&mut out, call_id, meta, param, cellblock);
+        }
+        shared.out_ready.notify_one();
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(Error::ConnectionClosed {
+                addr: shared.addr.clone(),
+                reason: "connection task ended".into(),
+            }),
+            Err(_) => Err(Error::Timeout {
+                what: format!("{} call to {}", meta.method, shared.addr),
+                after: timeout,
+            }),
+        }
+    }
+}
+
+async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf) {
+    loop {
+        shared.out_ready.notified().await;
+        if shared.lock_pending().closed.is_some() {
+            let _ = wr.shutdown().await;
+            return;
+        }
+        let batch = {
+            let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
+            if out.is_empty() {
+                continue;
+            }
+            out.split()
+        };
+        if let Err(e) = wr.write_all(&batch).await {
+            shared.close(format!("write failed: {e}"));
+            return;
+        }
+    }
+}
+
+async fn read_loop(shared: Arc<Shared>, mut rd: OwnedReadHalf) {
+    let reason = match read_frames(&shared, &mut rd).await {
+        Ok(()) => "server closed the connection".to_string(),
+        Err(e) => e.to_string(),
+    };
+    shared.close(reason);
+}
+
+async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    loop {
+        while buf.len() >= 4 {
+            let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+            if len > frame::MAX_FRAME_LEN {
+                return Err(Error::Protocol(format!(
+                    "response frame of {len} bytes is too large"
+                )));
+            }
+            if buf.len() < 4 + len {
+                buf.reserve(4 + len - buf.len());
+                break;
+            }
+            buf.advance(4);
+            let response = frame::decode_response(buf.split_to(len).freeze())?;
+            dispatch(shared, response)?;
+        }
+        let n = rd
+            .read_buf(&mut buf)
+            .await
+            .map_err(|source| Error::Connection {
+                addr: shared.addr.clone(),
+                source,
+            })?;
+        if n == 0 {
+            return Ok(());
+        }
+    }
+}
+
+fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
+    if response.call_id == u32::MAX {
+        // A connection-level error (bad header, unsupported codec…): the server closes next.
+        return Err(match response.body {
+            Err(exception) => Error::Remote {
+                server: shared.addr.clone(),
+                exception,
+            },
+            Ok(_) => Error::Protocol("response without call id".into()),
+        });
+    }
+    let reply = shared.lock_pending().calls.remove(&response.call_id);
+    // No entry: the caller timed out or went away; drop the late answer.
+    if let Some(reply) = reply {
+        let result = response.body.map_err(|exception| Error::Remote {
+            server: shared.addr.clone(),
+            exception,
+        });
+        let _ = reply.send(result);
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! `Table`: data operations on one table. Each call locates the row's region, sends one RPC to
+//! its server, and retries through relocation and backoff until the operation timeout.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::client::ClientInner;
+use crate::error::{Error, Result};
+use crate::ops::{region_specifier, result_from_proto, Delete, Get, Put, RowResult};
+use crate::region::{Location, RegionLocation, ServerName, TableName};
+use crate::retry::{recovery, Recovery};
+use crate::rpc::cellblock::CellBlockReader;
+use crate::rpc::connection::RpcConnection;
+use crate::rpc::frame::{RequestMeta, Service};
+
+/// A handle to one table. Cheap to clone; all clones share the client's connections and cache.
+#[derive(Clone)]
+pub struct Table {
+    inner: Arc<ClientInner>,
+    name: TableName,
+}
+
+/// What one attempt gets: where the region is, a connection to its server, and a time budget.
+pub(crate) struct Attempt {
+    pub(crate) loc: Location,
+    pub(crate) conn: Arc<RpcConnection>,
+    pub(crate) timeout: Duration,
+}
+
+impl Attempt {
+    pub(crate) fn meta(&self, method: &'static str) -> RequestMeta<'static> {
+        RequestMeta {
+            method,
+            timeout_ms: self.timeout.as_millis().min(u32::MAX as u128) as u32,
+            priority: 0,
+        }
+    }
+}
+
+impl Table {
+    pub(crate) fn new(inner: Arc<ClientInner>, name: TableName) -> Table {
+        Table { inner, name }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &TableName {
+        &self.name
+    }
+
+    /// Reads one row. `None` when the row has no cells (matching the get's columns).
+    pub async fn get(&self, get: Get) -> Result<Option<RowResult>> {
+        if get.row.is_empty() {
+            return Err(Error::InvalidInput("row key is empty".into()));
+        }
+        let proto = get.to_proto();
+        self.with_retries(&get.row, |a| {
+            let req = hbase_proto::GetRequest {
+                region: region_specifier(&a.loc.region.name),
+                get: proto.clone(),
+            };
+            async move {
+                let body = a.conn.call(a.meta("Get"), &req, None, a.timeout).await?;
+                let resp: hbase_proto::GetResponse = body.decode()?;
+                let Some(result) = resp.result else {
+                    return Ok(None);
+                };
+                let row = result_from_proto(result, &mut CellBlockReader::new(body.cellblock))?;
+                Ok((!row.is_empty()).then_some(row))
+            }
+        })
+        .await
+    }
+
+    /// Writes one row.
+    pub async fn put(&self, put: Put) -> Result<()> {
+        put.validate()?;
+        self.mutate(&put.row.clone(), put.to_proto()).await
+    }
+
+    /// Deletes a row, or the families/columns the delete names.
+    pub async fn delete(&self, delete: Delete) -> Result<()> {
+        delete.validate()?;
+        self.mutate(&delete.row.clone(), delete.to_proto()).await
+    }
+
+    async fn mutate(&self, row: &[u8], mutation: hbase_proto::MutationProto) -> Result<()> {
+        self.with_retries(row, |a| {
+            let req = hbase_proto::MutateRequest {
+                region: region_specifier(&a.loc.region.name),
+                mutation: mutation.clone(),
+                condition: None,
+                nonce_group: None,
+            };
+            async move {
+                let body = a.conn.call(a.meta("Mutate"), &req, None, a.timeout).await?;
+                let _resp: hbase_proto::MutateResponse = body.decode()?;
+                Ok(())
+            }
+        })
+        .await
+    }
+
+    /// The retry loop shared by every single-row operation.
+    pub(crate) async fn with_retries<T, F, Fut>(&self, row: &[u8], mut attempt: F) -> Result<T>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let inner = &self.inner;
+        let config = &inner.config;
+        let deadline = Instant::now() + config.operation_timeout;
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let err = match self.try_once(row, remaining, &mut attempt).await {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            let Some(pause) = inner.retry_policy.next_pause(attempts, &err) else {
+                return Err(match recovery(&err) {
+                    Recovery::Fail => err,
+                    _ => Error::RetriesExhausted {
+                        attempts,
+                        last: Box::new(err),
+                    },
+                });
+            };
+            if Instant::now() + pause >= deadline {
+                return Err(Error::Timeout {
+                    what: format!(
+                        "operation on {} after {attempts} attempts (last error: {err})",
+                        self.name
+                    ),
+                    after: config.operation_timeout,
+                });
+            }
+            tracing::debug!(table = %self.name, attempts, error = %err, ?pause, "retrying");
+            tokio::time::sleep(pause).await;
+        }
+    }
+
+    async fn try_once<T, F, Fut>(
+        &self,
+        row: &[u8],
+        remaining: Duration,
+        attempt: &mut F,
+    ) -> Result<T>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let inner = &self.inner;
+        let loc = inner.locator.locate(&self.name, row).await?;
+        let conn = match inner.pool.get(&loc.server, Service::Client).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                inner.locator.cache().invalidate_server(&loc.server);
+                return Err(e);
+            }
+        };
+        let timeout = inner
+            .config
+            .rpc_timeout
+            .min(remaining.max(Duration::from_millis(1)));
+        let result = attempt(Attempt {
+            loc: loc.clone(),
+            conn: conn.clone(),
+            timeout,
+        })
+        .await;
+        if let Err(e) = &result {
+            self.forget_on_error(&loc, &conn, e);
+        }
+        result
+    }
+
+    /// Drops whatever cached state the error shows to be stale.
+    fn forget_on_error(&self, loc: &Location, conn: &Arc<RpcConnection>, e: &Error) {
+        let cache = self.inner.locator.cache();
+        match recovery(e) {
+            Recovery::Relocate => {
+                cache.invalidate(loc);
+                let moved_to = e.remote().and_then(|r| r.moved_to.clone());
+                if let Some((host, port)) = moved_to.as_deref().and_then(|m| m.rsplit_once(':')) {
+                    if let Ok(port) = port.parse() {
+                        let server = ServerName {
+                            host: host.to_string(),
+                            port,
+                            start_code: 0,
+                        };
+                        cache.insert(Arc::new(RegionLocation {
+                            region: loc.region.clone(),
+                            server,
+                        }));
+                    }
+                }
+            }
+            Recovery::DropServer => {
+                cache.invalidate_server(&loc.server);
+                self.inner.pool.discard(&loc.server, Service::Client, conn);
+            }
+            Recovery::Backoff | Recovery::Fail => {}
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! ZooKeeper bootstrap: where `hbase:meta` and the active master are.
+
+use std::time::Duration;
+
+use prost::Message;
+
+use crate::config::ClientConfig;
+use crate::error::{Error, Result};
+use crate::region::ServerName;
+use crate::znode;
+
+/// A ZooKeeper session used only to read HBase's bootstrap znodes.
+pub(crate) struct ZkRegistry {
+    quorum: String,
+    parent: String,
+    session_timeout: Duration,
+    connect_timeout: Duration,
+    client: tokio::sync::Mutex<Option<zookeeper_client::Client>>,
+}
+
+impl ZkRegistry {
+    pub(crate) fn new(config: &ClientConfig) -> Self {
+        ZkRegistry {
+            quorum: config.zk_quorum.clone(),
+            parent: config.znode_parent.trim_end_matches('/').to_string(),
+            session_timeout: config.zk_session_timeout,
+            connect_timeout: config.connect_timeout,
+            client: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn error(&self, message: impl Into<String>) -> Error {
+        Error::ZooKeeper {
+            quorum: self.quorum.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// Connects (or reconnects) the session; bounded by the connect timeout.
+    pub(crate) async fn ensure_connected(&self) -> Result<zookeeper_client::Client> {
+        let mut guard = self.client.lock().await;
+        if let Some(client) = guard.as_ref() {
+            if !client.state().is_terminated() {
+                return Ok(client.clone());
+            }
+        }
+        let connect = zookeeper_client::Client::connector()
+            .with_session_timeout(self.session_timeout)
+            .connect(&self.quorum);
+        let client = match tokio::time::timeout(self.connect_timeout, connect).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => return Err(self.error(format!("cannot connect: {e}"))),
+            Err(_) => {
+                return Err(Error::Timeout {
+                    what: format!("connecting to ZooKeeper {}", self.quorum),
+                    after: self.connect_timeout,
+                })
+            }
+        };
+        *guard = Some(client.clone());
+        Ok(client)
+    }
+
+    async fn read(&self, node: &str) -> Result<Vec<u8>> {
+        let path = format!("{}/{}", self.parent, node);
+        let client = self.ensure_connected().await?;
+        match tokio::time::timeout(self.connect_timeout, client.get_data(&path)).await {
+            Ok(Ok((data, _stat))) => Ok(data),
+            Ok(Err(zookeeper_client::Error::NoNode)) => Err(self.error(format!(
+                "znode {path} does not exist: is HBase running, and is the znode parent right?"
+            ))),
+            Ok(Err(e)) => {
+                // Drop the session so the next read reconnects.
+                *self.client.lock().await = None;
+                Err(self.error(format!("reading {path}: {e}")))
+            }
+            Err(_) => Err(Error::Timeout {
+                what: format!("reading ZooKeeper znode {path}"),
+                after: self.connect_timeout,
+            }),
+        }
+    }
+
+    /// The region server hosting `hbase:meta`.
+    pub(crate) async fn meta_server(&self) -> Result<ServerName> {
+        let data = self.read("meta-region-server").await?;
+        parse_meta_region_server(&data)
+    }
+
+    /// The active master.
+    pub(crate) async fn master(&self) -> Result<ServerName> {
+        let data = self.read("master").await?;
+        let payload = znode::protobuf_payload(&data)?;
+        let master = hbase_proto::Master::decode(payload)
+            .map_err(|e| Error::Protocol(format!("master znode: {e}")))?;
+        Ok(ServerName::from_proto(&master.master))
+    }
+}
+
+/// Decodes the `meta-region-server` znode.
+pub(crate) fn parse_meta_region_server(data: &[u8]) -> Result<ServerName> {
+    let payload = znode::protobuf_payload(data)?;
+    let meta = hbase_proto::MetaRegionServer::decode(payload)
+        .map_err(|e| Error::Protocol(format!("meta-region-server znode: {e}")))?;
+    Ok(ServerName::from_proto(&meta.server))
+}

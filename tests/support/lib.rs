@@ -1,0 +1,57 @@
+//! Shared setup for the integration tests in `tests/`. They run against the real HBase started by
+//! `scripts/hbase-local start`; `HBASE_ZK` overrides its ZooKeeper address.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hbase_client::{Client, ClientConfig, ColumnFamily, TableDescriptor, TableName};
+
+/// ZooKeeper address of the test cluster.
+pub fn zk() -> String {
+    std::env::var("HBASE_ZK").unwrap_or_else(|_| "127.0.0.1:2181".into())
+}
+
+/// A client with test-friendly timeouts.
+pub async fn client() -> Client {
+    let config = ClientConfig::builder(zk()).build().expect("config");
+    Client::connect(config).await.unwrap_or_else(|e| {
+        panic!(
+            "cannot reach HBase at {} (run `scripts/hbase-local start`): {e}",
+            zk()
+        )
+    })
+}
+
+/// A table name unique to this test run.
+pub fn unique_table(prefix: &str) -> TableName {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    TableName::parse(&format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        nanos % 1_000_000_000
+    ))
+    .unwrap()
+}
+
+/// Creates `name` with family `cf`, split at `splits`.
+pub async fn create_table(client: &Client, name: &TableName, splits: &[&str]) {
+    let desc = TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf"));
+    let keys: Vec<bytes::Bytes> = splits
+        .iter()
+        .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
+        .collect();
+    client
+        .admin()
+        .create_table(&desc, &keys)
+        .await
+        .expect("create table");
+}
+
+/// Disables and deletes `name`.
+pub async fn drop_table(client: &Client, name: &TableName) {
+    let admin = client.admin();
+    admin.disable_table(name).await.expect("disable");
+    admin.delete_table(name).await.expect("delete");
+}
