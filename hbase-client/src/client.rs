@@ -7,9 +7,11 @@ use std::time::Duration;
 use crate::admin::Admin;
 use crate::config::ClientConfig;
 use crate::error::Result;
+use crate::mutator::{BufferedMutator, MutatorConfig};
 use crate::region::{MetaLocator, TableName};
 use crate::retry::{HBaseBackoff, RetryPolicy};
 use crate::rpc::pool::ConnectionPool;
+use crate::stats::{Stats, StatsSnapshot};
 use crate::table::Table;
 use crate::zk::ZkRegistry;
 
@@ -45,7 +47,8 @@ impl Client {
         let config = Arc::new(config);
         let zk = Arc::new(ZkRegistry::new(&config));
         zk.meta_server().await?;
-        let pool = Arc::new(ConnectionPool::new(config.clone()));
+        let stats = Arc::new(Stats::default());
+        let pool = Arc::new(ConnectionPool::new(config.clone(), stats));
         let locator = MetaLocator::new(config.clone(), zk.clone(), pool.clone());
         let retry_policy = Box::new(HBaseBackoff {
             pause: config.pause,
@@ -69,6 +72,15 @@ impl Client {
         Ok(Table::new(self.inner.clone(), TableName::parse(name)?))
     }
 
+    /// A write buffer for table `name`. See [`BufferedMutator`].
+    pub fn buffered_mutator(&self, name: &str, config: MutatorConfig) -> Result<BufferedMutator> {
+        Ok(BufferedMutator::new(
+            self.inner.clone(),
+            TableName::parse(name)?,
+            config,
+        ))
+    }
+
     /// Table administration.
     pub fn admin(&self) -> Admin {
         Admin::new(self.inner.clone())
@@ -77,6 +89,12 @@ impl Client {
     /// The configuration in use.
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
+    }
+
+    /// Counters per server (calls, Multi calls, errors, retries, relocations, bytes) and of the
+    /// meta cache.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.inner.pool.stats().snapshot()
     }
 
     /// Number of open server connections.

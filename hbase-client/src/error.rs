@@ -58,6 +58,16 @@ impl std::fmt::Display for RemoteException {
     }
 }
 
+/// One buffered mutation that failed for good.
+#[derive(Debug, thiserror::Error)]
+#[error("row {}: {error}", String::from_utf8_lossy(row))]
+pub struct FailedMutation {
+    /// The mutation's row key.
+    pub row: bytes::Bytes,
+    /// Why it failed.
+    pub error: Error,
+}
+
 /// Every failure the client reports.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -125,6 +135,13 @@ pub enum Error {
         /// The failure the master recorded.
         message: String,
     },
+    /// Buffered mutations that could not be applied; every other buffered mutation was
+    /// acknowledged by HBase.
+    #[error("{} buffered mutations failed; first: {}", failures.len(), failures.first().map(|f| f.to_string()).unwrap_or_default())]
+    MutationsFailed {
+        /// Each failed mutation's row and error.
+        failures: Vec<FailedMutation>,
+    },
     /// The retry budget (attempts) ran out; `last` is the final attempt's error.
     #[error("gave up after {attempts} attempts: {last}")]
     RetriesExhausted {
@@ -152,12 +169,64 @@ impl Error {
             Error::RegionOffline { .. } => ErrorKind::RegionMoved,
             Error::InvalidInput(_) | Error::ProcedureFailed { .. } => ErrorKind::DoNotRetry,
             Error::RetriesExhausted { last, .. } => last.kind(),
+            Error::MutationsFailed { failures } => failures
+                .first()
+                .map_or(ErrorKind::Retryable, |f| f.error.kind()),
         }
     }
 
     /// True when trying the same operation again may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(self.kind(), ErrorKind::Retryable | ErrorKind::RegionMoved)
+    }
+
+    /// A copy, for reporting one failure against several actions. I/O errors are kept as text.
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::TableNotFound(t) => Error::TableNotFound(t.clone()),
+            Error::Remote { server, exception } => Error::Remote {
+                server: server.clone(),
+                exception: exception.clone(),
+            },
+            Error::Connection { addr, source } => Error::Connection {
+                addr: addr.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::ConnectionClosed { addr, reason } => Error::ConnectionClosed {
+                addr: addr.clone(),
+                reason: reason.clone(),
+            },
+            Error::Timeout { what, after } => Error::Timeout {
+                what: what.clone(),
+                after: *after,
+            },
+            Error::ZooKeeper { quorum, message } => Error::ZooKeeper {
+                quorum: quorum.clone(),
+                message: message.clone(),
+            },
+            Error::Protocol(m) => Error::Protocol(m.clone()),
+            Error::InvalidInput(m) => Error::InvalidInput(m.clone()),
+            Error::RegionOffline { region } => Error::RegionOffline {
+                region: region.clone(),
+            },
+            Error::ProcedureFailed { proc_id, message } => Error::ProcedureFailed {
+                proc_id: *proc_id,
+                message: message.clone(),
+            },
+            Error::RetriesExhausted { attempts, last } => Error::RetriesExhausted {
+                attempts: *attempts,
+                last: Box::new(last.duplicate()),
+            },
+            Error::MutationsFailed { failures } => Error::MutationsFailed {
+                failures: failures
+                    .iter()
+                    .map(|f| FailedMutation {
+                        row: f.row.clone(),
+                        error: f.error.duplicate(),
+                    })
+                    .collect(),
+            },
+        }
     }
 
     /// The server exception behind this error, if a server raised one.

@@ -13,10 +13,14 @@ mod cell;
 mod client;
 mod config;
 mod error;
+mod multi;
+mod mutator;
 mod ops;
 pub mod region;
 mod retry;
 pub mod rpc;
+mod scanner;
+mod stats;
 mod table;
 mod zk;
 pub mod znode;
@@ -25,8 +29,14 @@ pub use admin::{Admin, ColumnFamily, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use client::Client;
 pub use config::{AddressMapper, ClientConfig, ClientConfigBuilder};
-pub use error::{Error, ErrorKind, RemoteException, Result};
-pub use ops::{Delete, Durability, Get, Put, RowResult};
+pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
+pub use mutator::{BufferedMutator, FailureListener, MutatorConfig};
+pub use ops::{
+    Action, ActionResult, Comparator, CompareOp, Delete, Durability, Filter, Get, Mutation, Put,
+    RowResult, Scan,
+};
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
+pub use scanner::ScanStream;
+pub use stats::{ServerStats, StatsSnapshot};
 pub use table::Table;

@@ -44,7 +44,7 @@ pub(crate) fn recovery(e: &Error) -> Recovery {
         Error::TableNotFound(_) | Error::InvalidInput(_) | Error::ProcedureFailed { .. } => {
             Recovery::Fail
         }
-        Error::RetriesExhausted { .. } => Recovery::Fail,
+        Error::RetriesExhausted { .. } | Error::MutationsFailed { .. } => Recovery::Fail,
     }
 }
 

@@ -7,12 +7,16 @@ use std::time::{Duration, Instant};
 
 use crate::client::ClientInner;
 use crate::error::{Error, Result};
-use crate::ops::{region_specifier, result_from_proto, Delete, Get, Put, RowResult};
-use crate::region::{Location, RegionLocation, ServerName, TableName};
+use crate::ops::{
+    region_specifier, result_from_proto, Action, ActionResult, Delete, Get, Put, RowResult, Scan,
+};
+use crate::region::{Location, TableName};
 use crate::retry::{recovery, Recovery};
 use crate::rpc::cellblock::CellBlockReader;
 use crate::rpc::connection::RpcConnection;
 use crate::rpc::frame::{RequestMeta, Service};
+use crate::scanner::ScanStream;
+use crate::stats::ServerCounters;
 
 /// A handle to one table. Cheap to clone; all clones share the client's connections and cache.
 #[derive(Clone)]
@@ -72,6 +76,32 @@ impl Table {
         .await
     }
 
+    /// True when the row has cells matching the get, without transferring them.
+    pub async fn exists(&self, get: Get) -> Result<bool> {
+        if get.row.is_empty() {
+            return Err(Error::InvalidInput("row key is empty".into()));
+        }
+        let proto = get.existence_only().to_proto();
+        self.with_retries(&proto.row.clone(), |a| {
+            let req = hbase_proto::GetRequest {
+                region: region_specifier(&a.loc.region.name),
+                get: proto.clone(),
+            };
+            async move {
+                let body = a.conn.call(a.meta("Get"), &req, None, a.timeout).await?;
+                let resp: hbase_proto::GetResponse = body.decode()?;
+                Ok(resp.result.and_then(|r| r.exists).unwrap_or(false))
+            }
+        })
+        .await
+    }
+
+    /// Streams the rows of a range. See [`Scan`] for the options; dropping the stream early
+    /// closes the server-side scanner.
+    pub fn scan(&self, scan: Scan) -> ScanStream {
+        ScanStream::start(self.inner.clone(), self.name.clone(), scan)
+    }
+
     /// Writes one row.
     pub async fn put(&self, put: Put) -> Result<()> {
         put.validate()?;
@@ -82,6 +112,14 @@ impl Table {
     pub async fn delete(&self, delete: Delete) -> Result<()> {
         delete.validate()?;
         self.mutate(&delete.row.clone(), delete.to_proto()).await
+    }
+
+    /// Runs mixed gets, puts and deletes, across regions and servers, as one `Multi` RPC per
+    /// server per round. Returns one outcome per action, in order; only failed actions are
+    /// retried, within the operation timeout.
+    pub async fn batch(&self, actions: &[Action]) -> Vec<Result<ActionResult>> {
+        let deadline = Instant::now() + self.inner.config.operation_timeout;
+        crate::multi::run(&self.inner, &self.name, actions, deadline).await
     }
 
     async fn mutate(&self, row: &[u8], mutation: hbase_proto::MutationProto) -> Result<()> {
@@ -179,23 +217,15 @@ impl Table {
     /// Drops whatever cached state the error shows to be stale.
     fn forget_on_error(&self, loc: &Location, conn: &Arc<RpcConnection>, e: &Error) {
         let cache = self.inner.locator.cache();
+        let counters = self.inner.pool.stats().server(&loc.server.address());
+        if recovery(e) != Recovery::Fail {
+            ServerCounters::add(&counters.retries, 1);
+        }
         match recovery(e) {
             Recovery::Relocate => {
+                ServerCounters::add(&counters.relocations, 1);
                 cache.invalidate(loc);
-                let moved_to = e.remote().and_then(|r| r.moved_to.clone());
-                if let Some((host, port)) = moved_to.as_deref().and_then(|m| m.rsplit_once(':')) {
-                    if let Ok(port) = port.parse() {
-                        let server = ServerName {
-                            host: host.to_string(),
-                            port,
-                            start_code: 0,
-                        };
-                        cache.insert(Arc::new(RegionLocation {
-                            region: loc.region.clone(),
-                            server,
-                        }));
-                    }
-                }
+                crate::multi::install_moved(&self.inner, loc, e);
             }
             Recovery::DropServer => {
                 cache.invalidate_server(&loc.server);

@@ -87,6 +87,30 @@ impl ZkRegistry {
         parse_meta_region_server(&data)
     }
 
+    /// The live region servers: the children of `/hbase/rs`, each `host,port,startcode`.
+    pub(crate) async fn region_servers(&self) -> Result<Vec<ServerName>> {
+        let path = format!("{}/rs", self.parent);
+        let client = self.ensure_connected().await?;
+        match tokio::time::timeout(self.connect_timeout, client.list_children(&path)).await {
+            Ok(Ok(children)) => {
+                let mut servers: Vec<ServerName> = children
+                    .iter()
+                    .filter_map(|c| ServerName::parse_comma_form(c))
+                    .collect();
+                servers.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
+                Ok(servers)
+            }
+            Ok(Err(e)) => {
+                *self.client.lock().await = None;
+                Err(self.error(format!("listing {path}: {e}")))
+            }
+            Err(_) => Err(Error::Timeout {
+                what: format!("listing ZooKeeper znode {path}"),
+                after: self.connect_timeout,
+            }),
+        }
+    }
+
     /// The active master.
     pub(crate) async fn master(&self) -> Result<ServerName> {
         let data = self.read("master").await?;

@@ -1,9 +1,21 @@
-//! `Admin`: table management through the master. Every call that starts a master procedure
-//! waits for the procedure to finish.
+//! `Admin`: table management and region topology through the master (and, for a few calls,
+//! the region servers' AdminService). Every call that starts a master procedure waits for it
+//! to finish, polling with growing pauses, bounded by [`Admin::timeout`].
+//!
+//! - tables: [`Admin::create_table`] (with split keys), [`Admin::create_table_with_regions`],
+//!   enable, disable, delete, [`Admin::truncate_table`], exists, [`Admin::list_tables`],
+//!   [`Admin::describe_table`];
+//! - topology: [`Admin::list_regions`], [`Admin::split_region`], [`Admin::move_region`],
+//!   [`Admin::region_servers`], the balancer switch, [`Admin::stop_region_server`];
+//! - split points: [`ycsb_split_keys`], [`uniform_split_keys`].
 
 mod schema;
+mod splits;
+mod topology;
 
-pub use schema::{ColumnFamily, TableDescriptor};
+pub use schema::{BloomFilter, ColumnFamily, Compression, DataBlockEncoding, TableDescriptor};
+pub use splits::{uniform_split_keys, ycsb_split_keys};
+pub use topology::TableRegion;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,31 +25,37 @@ use prost::Message;
 
 use crate::client::ClientInner;
 use crate::error::{Error, Result};
-use crate::region::{RegionInfo, ServerName, TableName};
+use crate::region::TableName;
 use crate::retry::{recovery, Recovery};
 use crate::rpc::frame::{RequestMeta, Service};
 
 /// Priority of master admin calls (HBase's ADMIN_QOS).
 const ADMIN_PRIORITY: u32 = 100;
 
-/// A region of a table and the server it is assigned to (none while in transition).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableRegion {
-    /// The region.
-    pub region: RegionInfo,
-    /// Its server, if assigned.
-    pub server: Option<ServerName>,
-}
-
 /// Table administration. Obtained from [`Client::admin`](crate::Client::admin).
 #[derive(Clone)]
 pub struct Admin {
     inner: Arc<ClientInner>,
+    timeout: Duration,
 }
 
 impl Admin {
     pub(crate) fn new(inner: Arc<ClientInner>) -> Admin {
-        Admin { inner }
+        let timeout = inner.config.operation_timeout;
+        Admin { inner, timeout }
+    }
+
+    /// The same admin, waiting at most `timeout` for each procedure or topology change
+    /// (default: the client's operation timeout). Waits that run out fail with
+    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout).
+    pub fn with_timeout(mut self, timeout: Duration) -> Admin {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long procedures and topology changes are waited for.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Creates a table, pre-split at `split_keys` (n keys give n + 1 regions), and waits until
@@ -69,6 +87,20 @@ impl Admin {
         Ok(())
     }
 
+    /// Creates a table with `regions` regions as HBase's `createTable(desc, startKey, endKey,
+    /// numRegions)` does: split at `start`, at `end`, and evenly between (see
+    /// [`uniform_split_keys`]). Needs `regions >= 3`.
+    pub async fn create_table_with_regions(
+        &self,
+        desc: &TableDescriptor,
+        start: &[u8],
+        end: &[u8],
+        regions: usize,
+    ) -> Result<()> {
+        let keys = uniform_split_keys(start, end, regions)?;
+        self.create_table(desc, &keys).await
+    }
+
     /// Disables a table and waits until all its regions are closed.
     pub async fn disable_table(&self, table: &TableName) -> Result<()> {
         let req = hbase_proto::DisableTableRequest {
@@ -89,7 +121,28 @@ impl Admin {
             ..Default::default()
         };
         let resp: hbase_proto::EnableTableResponse = self.master_call("EnableTable", &req).await?;
-        self.wait_procedure(resp.proc_id).await
+        self.wait_procedure(resp.proc_id).await?;
+        self.inner.locator.cache().invalidate_table(table);
+        Ok(())
+    }
+
+    /// Removes every row of a table: disables it if it is enabled, recreates its regions
+    /// (with the same split keys when `preserve_splits`, else as one region) and waits until
+    /// the table is enabled again.
+    pub async fn truncate_table(&self, table: &TableName, preserve_splits: bool) -> Result<()> {
+        if self.is_table_enabled(table).await? {
+            self.disable_table(table).await?;
+        }
+        let req = hbase_proto::TruncateTableRequest {
+            table_name: table.to_proto(),
+            preserve_splits: Some(preserve_splits),
+            ..Default::default()
+        };
+        let resp: hbase_proto::TruncateTableResponse =
+            self.master_call("truncateTable", &req).await?;
+        self.wait_procedure(resp.proc_id).await?;
+        self.inner.locator.cache().invalidate_table(table);
+        Ok(())
     }
 
     /// Deletes a disabled table and waits until it is gone.
@@ -129,16 +182,42 @@ impl Admin {
         Ok(resp.table_state.state() == hbase_proto::table_state::State::Enabled)
     }
 
-    /// The regions of a table in key order, with their servers, read from `hbase:meta`.
-    pub async fn list_regions(&self, table: &TableName) -> Result<Vec<TableRegion>> {
-        let regions = self.inner.locator.table_regions(table).await?;
-        if regions.is_empty() && !self.table_exists(table).await? {
-            return Err(Error::TableNotFound(table.to_string()));
-        }
-        Ok(regions
-            .into_iter()
-            .map(|(region, server)| TableRegion { region, server })
-            .collect())
+    /// The user tables, optionally only those whose name matches `regex` (a Java regular
+    /// expression, matched by the master against the full name, e.g. `"ns:.*"` or `"t_.*"`) or
+    /// those in `namespace`. In name order.
+    pub async fn list_tables(
+        &self,
+        regex: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<Vec<TableName>> {
+        let req = hbase_proto::GetTableNamesRequest {
+            regex: regex.map(str::to_string),
+            include_sys_tables: Some(false),
+            namespace: namespace.map(str::to_string),
+        };
+        let resp: hbase_proto::GetTableNamesResponse =
+            self.master_call("GetTableNames", &req).await?;
+        let mut names: Vec<TableName> =
+            resp.table_names.iter().map(TableName::from_proto).collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// The table's schema as the master holds it: its families with all their settings.
+    /// A missing table is [`ErrorKind::NotFound`](crate::ErrorKind::NotFound).
+    pub async fn describe_table(&self, table: &TableName) -> Result<TableDescriptor> {
+        let req = hbase_proto::GetTableDescriptorsRequest {
+            table_names: vec![table.to_proto()],
+            include_sys_tables: Some(true),
+            ..Default::default()
+        };
+        let resp: hbase_proto::GetTableDescriptorsResponse =
+            self.master_call("GetTableDescriptors", &req).await?;
+        resp.table_schema
+            .iter()
+            .filter_map(TableDescriptor::from_proto)
+            .find(|d| d.name() == table)
+            .ok_or_else(|| Error::TableNotFound(table.to_string()))
     }
 
     /// Calls the master, retrying while it is starting up or unreachable.
@@ -147,8 +226,7 @@ impl Admin {
         method: &'static str,
         req: &Req,
     ) -> Result<Resp> {
-        let config = &self.inner.config;
-        let deadline = Instant::now() + config.operation_timeout;
+        let deadline = Instant::now() + self.timeout;
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -198,12 +276,12 @@ impl Admin {
     }
 
     /// Polls the master until procedure `proc_id` finishes, with growing pauses.
-    async fn wait_procedure(&self, proc_id: Option<u64>) -> Result<()> {
+    pub(crate) async fn wait_procedure(&self, proc_id: Option<u64>) -> Result<()> {
         let Some(proc_id) = proc_id else {
             return Ok(());
         };
         use hbase_proto::get_procedure_result_response::State;
-        let limit = self.inner.config.operation_timeout;
+        let limit = self.timeout;
         let deadline = Instant::now() + limit;
         let mut pause = Duration::from_millis(20);
         loop {

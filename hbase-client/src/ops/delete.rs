@@ -1,13 +1,14 @@
 //! `Delete`: remove a row, families, or columns.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use hbase_proto::mutation_proto::{
     column_value::QualifierValue, ColumnValue, DeleteType, MutationType,
 };
 
 use super::{add_qualifier_value, mutation_proto};
+use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::check_cell_limits;
+use crate::rpc::cellblock::{check_cell_limits, encode_cell};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -83,6 +84,53 @@ impl Delete {
             return Err(crate::Error::InvalidInput("row key is empty".into()));
         }
         Ok(())
+    }
+
+    /// Approximate memory held by this delete, for write-buffer accounting.
+    pub fn heap_size(&self) -> usize {
+        let targets: usize = self
+            .targets
+            .iter()
+            .map(|t| match t {
+                Target::Family(f) => 48 + f.len(),
+                Target::Column(f, q, ..) => 48 + f.len() + q.len(),
+            })
+            .sum();
+        64 + self.row.len() + targets
+    }
+
+    /// The mutation header for a cell-block encoding; delete markers go to `block`.
+    pub(crate) fn to_cellblock_proto(&self, block: &mut BytesMut) -> hbase_proto::MutationProto {
+        let default_ts = self.timestamp.unwrap_or(LATEST_TIMESTAMP);
+        for target in &self.targets {
+            match target {
+                Target::Family(f) => encode_cell(
+                    block,
+                    &self.row,
+                    f,
+                    b"",
+                    default_ts,
+                    CellType::DeleteFamily,
+                    b"",
+                ),
+                Target::Column(f, q, true, _) => encode_cell(
+                    block,
+                    &self.row,
+                    f,
+                    q,
+                    default_ts,
+                    CellType::DeleteColumn,
+                    b"",
+                ),
+                Target::Column(f, q, false, ts) => {
+                    let ts = ts.unwrap_or(default_ts);
+                    encode_cell(block, &self.row, f, q, ts, CellType::Delete, b"")
+                }
+            }
+        }
+        let mut m = mutation_proto(&self.row, MutationType::Delete, Vec::new(), self.timestamp);
+        m.associated_cell_count = Some(self.targets.len() as i32);
+        m
     }
 
     pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {

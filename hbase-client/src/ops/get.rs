@@ -9,6 +9,8 @@ pub struct Get {
     columns: Vec<(Bytes, Vec<Bytes>)>,
     max_versions: Option<u32>,
     time_range: Option<(u64, u64)>,
+    filter: Option<super::Filter>,
+    existence_only: bool,
 }
 
 impl Get {
@@ -19,6 +21,8 @@ impl Get {
             columns: Vec::new(),
             max_versions: None,
             time_range: None,
+            filter: None,
+            existence_only: false,
         }
     }
 
@@ -61,6 +65,18 @@ impl Get {
         self
     }
 
+    /// A server-side filter.
+    pub fn filter(mut self, filter: super::Filter) -> Get {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Ask only whether the row exists (see [`Table::exists`](crate::Table::exists)).
+    pub(crate) fn existence_only(mut self) -> Get {
+        self.existence_only = true;
+        self
+    }
+
     pub(crate) fn to_proto(&self) -> hbase_proto::Get {
         hbase_proto::Get {
             row: self.row.clone(),
@@ -77,6 +93,8 @@ impl Get {
                 from: Some(from),
                 to: Some(to),
             }),
+            filter: self.filter.as_ref().map(super::Filter::to_proto),
+            existence_only: self.existence_only.then_some(true),
             ..Default::default()
         }
     }

@@ -1,11 +1,12 @@
 //! `Put`: write cells to one row.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValue, MutationType};
 
 use super::{add_qualifier_value, mutation_proto};
+use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::check_cell_limits;
+use crate::rpc::cellblock::{check_cell_limits, encode_cell};
 
 /// How durably the server persists a mutation before acknowledging it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -122,6 +123,39 @@ impl Put {
             check_cell_limits(&self.row, family)?;
         }
         Ok(())
+    }
+
+    /// Approximate memory held by this put, for write-buffer accounting.
+    pub fn heap_size(&self) -> usize {
+        let cells: usize = self
+            .cells
+            .iter()
+            .map(|(f, q, _, v)| 48 + f.len() + q.len() + v.len())
+            .sum();
+        64 + self.row.len() + cells
+    }
+
+    /// The mutation header for a cell-block encoding; the cells go to `block`.
+    pub(crate) fn to_cellblock_proto(&self, block: &mut BytesMut) -> hbase_proto::MutationProto {
+        let default_ts = self.timestamp.unwrap_or(LATEST_TIMESTAMP);
+        for (family, qualifier, ts, value) in &self.cells {
+            let ts = ts.unwrap_or(default_ts);
+            encode_cell(
+                block,
+                &self.row,
+                family,
+                qualifier,
+                ts,
+                CellType::Put,
+                value,
+            );
+        }
+        let mut m = mutation_proto(&self.row, MutationType::Put, Vec::new(), self.timestamp);
+        m.associated_cell_count = Some(self.cells.len() as i32);
+        if self.durability != Durability::UseDefault {
+            m.set_durability(self.durability.to_proto());
+        }
+        m
     }
 
     pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {

@@ -26,6 +26,23 @@ impl RegionCache {
         loc.region.contains(row).then(|| loc.clone())
     }
 
+    /// The cached region of `table` whose end key is `key`.
+    pub(crate) fn find_ending_at(&self, table: &TableName, key: &[u8]) -> Option<Location> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        let (_, loc) = tables
+            .get(table)?
+            .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(key)))
+            .next_back()?;
+        (&loc.region.end_key[..] == key).then(|| loc.clone())
+    }
+
+    /// The cached last region of `table`.
+    pub(crate) fn find_last(&self, table: &TableName) -> Option<Location> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        let (_, loc) = tables.get(table)?.iter().next_back()?;
+        loc.region.end_key.is_empty().then(|| loc.clone())
+    }
+
     /// Caches `loc`, evicting overlapping regions. Split parents and offline regions are ignored.
     pub(crate) fn insert(&self, loc: Location) {
         if loc.region.split || loc.region.offline {

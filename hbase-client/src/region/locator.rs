@@ -2,6 +2,7 @@
 //! `hbase:meta`, whose location comes from ZooKeeper.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,37 @@ use crate::zk::ZkRegistry;
 const META_PRIORITY: u32 = 200;
 /// Attempts at reaching meta before a lookup fails.
 const META_ATTEMPTS: u32 = 10;
+
+/// Which region of a table to find.
+#[derive(Clone, Copy)]
+pub(crate) enum Seek<'a> {
+    /// The region holding this row.
+    Row(&'a [u8]),
+    /// The region whose end key is this key: the one before the region starting there.
+    EndingAt(&'a [u8]),
+    /// The table's last region.
+    Last,
+}
+
+impl Seek<'_> {
+    fn is_answered_by(&self, region: &RegionInfo) -> bool {
+        match self {
+            Seek::Row(row) => region.contains(row),
+            Seek::EndingAt(key) => &region.end_key[..] == *key,
+            Seek::Last => region.end_key.is_empty(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Seek<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Seek::Row(r) => write!(f, "region of row {:?}", String::from_utf8_lossy(r)),
+            Seek::EndingAt(k) => write!(f, "region ending at {:?}", String::from_utf8_lossy(k)),
+            Seek::Last => write!(f, "last region"),
+        }
+    }
+}
 
 pub(crate) struct MetaLocator {
     config: Arc<ClientConfig>,
@@ -55,29 +87,50 @@ impl MetaLocator {
 
     /// The location of the region of `table` holding `row`.
     pub(crate) async fn locate(&self, table: &TableName, row: &[u8]) -> Result<Location> {
-        if let Some(loc) = self.cache.find(table, row) {
+        self.seek(table, Seek::Row(row)).await
+    }
+
+    /// The region, cached or looked up in meta, that `seek` names.
+    pub(crate) async fn seek(&self, table: &TableName, seek: Seek<'_>) -> Result<Location> {
+        let stats = self.pool.stats();
+        if let Some(loc) = self.probe_cache(table, seek) {
+            stats.meta_cache_hits.fetch_add(1, Relaxed);
             return Ok(loc);
         }
+        stats.meta_cache_misses.fetch_add(1, Relaxed);
         let gate = {
             let mut lookups = self.lookups.lock().unwrap_or_else(|e| e.into_inner());
             lookups.entry(table.clone()).or_default().clone()
         };
         let _turn = gate.lock().await;
-        if let Some(loc) = self.cache.find(table, row) {
+        if let Some(loc) = self.probe_cache(table, seek) {
             return Ok(loc);
         }
-        self.lookup(table, row).await
+        self.lookup(table, seek).await
     }
 
-    /// Reversed meta scan from `table,row,99999999999999` down to `table,,`: the first row is the
-    /// region holding `row`; the following ones are its predecessors, cached as a prefetch.
-    async fn lookup(&self, table: &TableName, row: &[u8]) -> Result<Location> {
+    fn probe_cache(&self, table: &TableName, seek: Seek<'_>) -> Option<Location> {
+        match seek {
+            Seek::Row(row) => self.cache.find(table, row),
+            Seek::EndingAt(key) => self.cache.find_ending_at(table, key),
+            Seek::Last => self.cache.find_last(table),
+        }
+    }
+
+    /// A reversed meta scan from just above the wanted region down to `table,,`: the first row
+    /// is the wanted region; the following ones are its predecessors, cached as a prefetch.
+    async fn lookup(&self, table: &TableName, seek: Seek<'_>) -> Result<Location> {
+        let search_key = match seek {
+            Seek::Row(row) => meta_search_key(table, row),
+            Seek::EndingAt(key) => [&table.to_bytes()[..], b",", key, b","].concat(),
+            Seek::Last => [&table.to_bytes()[..], &[b',' + 1][..]].concat(),
+        };
         let mut scan = hbase_proto::Scan {
             column: vec![hbase_proto::Column {
                 family: Bytes::from_static(b"info"),
                 qualifier: vec![],
             }],
-            start_row: Some(Bytes::from(meta_search_key(table, row))),
+            start_row: Some(Bytes::from(search_key)),
             stop_row: Some(Bytes::from(meta_table_start(table))),
             include_stop_row: Some(true),
             reversed: Some(true),
@@ -85,6 +138,7 @@ impl MetaLocator {
             ..Default::default()
         };
         scan.set_read_type(hbase_proto::scan::ReadType::Pread);
+        self.pool.stats().meta_lookups.fetch_add(1, Relaxed);
         let rows = self
             .scan_meta(scan, self.config.meta_prefetch as usize, true)
             .await?;
@@ -97,26 +151,25 @@ impl MetaLocator {
                 continue;
             }
             let is_target = found.is_none();
+            let unavailable = || Error::RegionOffline {
+                region: String::from_utf8_lossy(&region.name).into_owned(),
+            };
             match server {
                 Some(server) => {
                     let loc = Arc::new(RegionLocation { region, server });
                     self.cache.insert(loc.clone());
                     if is_target {
-                        found = Some(if loc.region.contains(row) {
+                        // Anything else is a hole in meta (a split half-done): try again shortly.
+                        found = Some(if seek.is_answered_by(&loc.region) {
                             Ok(loc)
                         } else {
-                            // A hole in meta (a split half-done): try again shortly.
                             Err(Error::RegionOffline {
-                                region: String::from_utf8_lossy(row).into_owned(),
+                                region: format!("{seek:?} of {table}"),
                             })
                         });
                     }
                 }
-                None if is_target => {
-                    found = Some(Err(Error::RegionOffline {
-                        region: String::from_utf8_lossy(&region.name).into_owned(),
-                    }))
-                }
+                None if is_target => found = Some(Err(unavailable())),
                 None => {}
             }
         }

@@ -5,7 +5,7 @@ mod locator;
 mod name;
 
 pub(crate) use cache::RegionCache;
-pub(crate) use locator::MetaLocator;
+pub(crate) use locator::{MetaLocator, Seek};
 pub use name::{encoded_region_name, region_name};
 
 use std::fmt;

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use super::frame::{self, RequestMeta, ResponseBody, Service};
 use crate::error::{Error, Result};
+use crate::stats::ServerCounters;
 
 type Reply = oneshot::Sender<Result<ResponseBody>>;
 
@@ -31,6 +32,7 @@ struct Pending {
 
 struct Shared {
     addr: String,
+    counters: Arc<ServerCounters>,
     pending: Mutex<Pending>,
     out: Mutex<BytesMut>,
     out_ready: Notify,
@@ -95,6 +97,7 @@ impl RpcConnection {
         user: &str,
         service: Service,
         connect_timeout: Duration,
+        counters: Arc<ServerCounters>,
     ) -> Result<RpcConnection> {
         let setup = async {
             let mut stream = TcpStream::connect(addr).await?;
@@ -122,6 +125,7 @@ impl RpcConnection {
         let (rd, wr) = stream.into_split();
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
+            counters,
             pending: Mutex::new(Pending {
                 calls: HashMap::new(),
                 closed: None,
@@ -167,11 +171,32 @@ impl RpcConnection {
             p.calls.insert(call_id, tx);
         }
         let _guard = CallGuard { shared, call_id };
-        {
+        let sent = {
             let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
+            let before = out.len();
             frame::encode_request(&mut out, call_id, meta, param, cellblock);
-        }
+            out.len() - before
+        };
         shared.out_ready.notify_one();
+        let c = &shared.counters;
+        ServerCounters::add(&c.calls, 1);
+        ServerCounters::add(&c.bytes_sent, sent as u64);
+        if meta.method == "Multi" {
+            ServerCounters::add(&c.multi_calls, 1);
+        }
+        let result = Self::await_reply(shared, meta.method, rx, timeout).await;
+        if result.is_err() {
+            ServerCounters::add(&c.errors, 1);
+        }
+        result
+    }
+
+    async fn await_reply(
+        shared: &Shared,
+        method: &str,
+        rx: oneshot::Receiver<Result<ResponseBody>>,
+        timeout: Duration,
+    ) -> Result<ResponseBody> {
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(Error::ConnectionClosed {
@@ -179,7 +204,7 @@ impl RpcConnection {
                 reason: "connection task ended".into(),
             }),
             Err(_) => Err(Error::Timeout {
-                what: format!("{} call to {}", meta.method, shared.addr),
+                what: format!("{method} call to {}", shared.addr),
                 after: timeout,
             }),
         }
@@ -230,6 +255,7 @@ async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
                 break;
             }
             buf.advance(4);
+            ServerCounters::add(&shared.counters.bytes_received, 4 + len as u64);
             let response = frame::decode_response(buf.split_to(len).freeze())?;
             dispatch(shared, response)?;
         }

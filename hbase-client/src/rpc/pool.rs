@@ -8,6 +8,7 @@ use super::frame::Service;
 use crate::config::ClientConfig;
 use crate::error::Result;
 use crate::region::ServerName;
+use crate::stats::Stats;
 
 #[derive(Default)]
 struct Slot {
@@ -25,15 +26,21 @@ impl Slot {
 
 pub(crate) struct ConnectionPool {
     config: Arc<ClientConfig>,
+    stats: Arc<Stats>,
     slots: Mutex<HashMap<(String, Service), Arc<Slot>>>,
 }
 
 impl ConnectionPool {
-    pub(crate) fn new(config: Arc<ClientConfig>) -> Self {
+    pub(crate) fn new(config: Arc<ClientConfig>, stats: Arc<Stats>) -> Self {
         ConnectionPool {
             config,
+            stats,
             slots: Mutex::new(HashMap::new()),
         }
+    }
+
+    pub(crate) fn stats(&self) -> &Stats {
+        &self.stats
     }
 
     /// The open connection to `server` for `service`, connecting if there is none.
@@ -63,6 +70,7 @@ impl ConnectionPool {
                 &self.config.user,
                 service,
                 self.config.connect_timeout,
+                self.stats.server(&server.address()),
             )
             .await?,
         );

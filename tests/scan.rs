@@ -1,0 +1,173 @@
+//! Scans against a real HBase: region crossing both ways, bounds, limits, filters, partial rows.
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hbase_client::{Action, ActionResult, CompareOp, Comparator, Filter, Put, Scan, Table};
+
+const ROWS: u32 = 2000;
+
+fn key(i: u32) -> Bytes {
+    Bytes::from(format!("k{i:05}"))
+}
+
+async fn setup() -> (hbase_client::Client, hbase_client::TableName, Table) {
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table("scan");
+    // 9 regions: split every 200 keys up to k01600.
+    let splits: Vec<String> = (1..9).map(|i| format!("k{:05}", i * 200)).collect();
+    let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
+    hbase_it::create_table(&client, &name, &splits).await;
+    let table = client.table(&name.to_string()).unwrap();
+    let actions: Vec<Action> = (0..ROWS)
+        .map(|i| {
+            Action::Put(
+                Put::new(key(i))
+                    .add("cf", "a", format!("a{i}"))
+                    .add("cf", "b", if i % 2 == 0 { "even" } else { "odd" })
+                    .add("cf", "wide", vec![b'w'; 300]),
+            )
+        })
+        .collect();
+    for r in table.batch(&actions).await {
+        assert_eq!(r.unwrap(), ActionResult::Done);
+    }
+    (client, name, table)
+}
+
+async fn rows(table: &Table, scan: Scan) -> Vec<Bytes> {
+    let mut stream = table.scan(scan);
+    let mut out = Vec::new();
+    while let Some(row) = stream.next().await {
+        out.push(row.unwrap().row);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_cross_regions_in_both_directions() {
+    let (client, name, table) = setup().await;
+    assert_eq!(client.admin().list_regions(&name).await.unwrap().len(), 9);
+
+    let all = rows(&table, Scan::new()).await;
+    assert_eq!(all, (0..ROWS).map(key).collect::<Vec<_>>());
+
+    let rev = rows(&table, Scan::new().reversed(true)).await;
+    assert_eq!(rev, (0..ROWS).rev().map(key).collect::<Vec<_>>());
+
+    // Bounds spanning several regions, forward: [k00150, k01234).
+    let mid = rows(&table, Scan::new().start_row(key(150)).stop_row(key(1234))).await;
+    assert_eq!(mid, (150..1234).map(key).collect::<Vec<_>>());
+    // Inclusive stop exactly on a region boundary.
+    let incl = rows(&table, Scan::new().start_row(key(100)).stop_row(key(400)).include_stop_row(true)).await;
+    assert_eq!(incl, (100..=400).map(key).collect::<Vec<_>>());
+    // Reversed: from k01234 down to (excluding) k00150.
+    let rmid = rows(&table, Scan::new().reversed(true).start_row(key(1234)).stop_row(key(150))).await;
+    assert_eq!(rmid, (151..=1234).rev().map(key).collect::<Vec<_>>());
+    // Reversed starting exactly at a region start.
+    let rb = rows(&table, Scan::new().reversed(true).start_row(key(800)).stop_row(key(590))).await;
+    assert_eq!(rb, (591..=800).rev().map(key).collect::<Vec<_>>());
+
+    // Limits, small caching (many RPCs), both directions.
+    let lim = rows(&table, Scan::new().start_row(key(190)).limit(25).caching(7)).await;
+    assert_eq!(lim, (190..215).map(key).collect::<Vec<_>>());
+    let rlim = rows(&table, Scan::new().reversed(true).limit(450).caching(100)).await;
+    assert_eq!(rlim, (ROWS - 450..ROWS).rev().map(key).collect::<Vec<_>>());
+
+    hbase_it::drop_table(&client, &name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_rows_are_stitched_and_filters_apply() {
+    let (client, name, table) = setup().await;
+
+    // A max result size far below one row forces partial results for every row.
+    let mut stream = table.scan(Scan::new().start_row(key(300)).stop_row(key(340)).max_result_size(100));
+    let mut n = 0;
+    while let Some(row) = stream.next().await {
+        let row = row.unwrap();
+        assert_eq!(row.row, key(300 + n));
+        assert_eq!(row.cells.len(), 3, "row {n} not stitched");
+        assert_eq!(&row.value(b"cf", b"a").unwrap()[..], format!("a{}", 300 + n).as_bytes());
+        assert_eq!(row.value(b"cf", b"wide").unwrap().len(), 300);
+        n += 1;
+    }
+    assert_eq!(n, 40);
+    // The same, reversed.
+    let r = table
+        .scan(Scan::new().reversed(true).start_row(key(1210)).stop_row(key(1190)).max_result_size(100))
+        .collect_all()
+        .await
+        .unwrap();
+    assert_eq!(r.len(), 20);
+    assert!(r.iter().all(|row| row.cells.len() == 3));
+
+    // Filters.
+    let prefix = rows(&table, Scan::new().filter(Filter::Prefix(Bytes::from_static(b"k012")))).await;
+    assert_eq!(prefix, (1200..1300).map(key).collect::<Vec<_>>());
+    let even = Scan::new().stop_row(key(100)).filter(Filter::SingleColumnValue {
+        family: "cf".into(),
+        qualifier: "b".into(),
+        op: CompareOp::Equal,
+        comparator: Comparator::Binary("even".into()),
+        filter_if_missing: true,
+        latest_version_only: true,
+    });
+    assert_eq!(rows(&table, even).await, (0..100).step_by(2).map(key).collect::<Vec<_>>());
+    let first_key = table
+        .scan(Scan::new().stop_row(key(10)).filter(Filter::FirstKeyOnly))
+        .collect_all()
+        .await
+        .unwrap();
+    assert_eq!(first_key.len(), 10);
+    assert!(first_key.iter().all(|r| r.cells.len() == 1));
+    let key_only = table
+        .scan(Scan::new().stop_row(key(5)).filter(Filter::KeyOnly(false)))
+        .collect_all()
+        .await
+        .unwrap();
+    assert!(key_only.iter().all(|r| r.cells.iter().all(|c| c.value.is_empty())));
+    let cols = table
+        .scan(Scan::new().stop_row(key(5)).filter(Filter::ColumnPrefix("w".into())))
+        .collect_all()
+        .await
+        .unwrap();
+    assert!(cols.iter().all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"wide"));
+    let range = table
+        .scan(Scan::new().stop_row(key(5)).filter(Filter::ColumnRange {
+            min: Some("a".into()),
+            min_inclusive: true,
+            max: Some("b".into()),
+            max_inclusive: true,
+        }))
+        .collect_all()
+        .await
+        .unwrap();
+    assert!(range.iter().all(|r| r.cells.len() == 2));
+    let regex = Scan::new().filter(Filter::Row(CompareOp::Equal, Comparator::Regex("k0000[0-4]".into())));
+    assert_eq!(rows(&table, regex).await, (0..5).map(key).collect::<Vec<_>>());
+    let any = Scan::new().filter(Filter::Any(vec![
+        Filter::Row(CompareOp::Equal, Comparator::Binary(key(7))),
+        Filter::Row(CompareOp::Equal, Comparator::BinaryPrefix("k0199".into())),
+    ]));
+    let mut expect = vec![key(7)];
+    expect.extend((1990..2000).map(key));
+    assert_eq!(rows(&table, any).await, expect);
+    let all = Scan::new().filter(Filter::All(vec![
+        Filter::Prefix("k001".into()),
+        Filter::Value(CompareOp::Equal, Comparator::Substring("ODD".into())),
+    ]));
+    assert_eq!(rows(&table, all).await.len(), 50);
+    let q = Scan::new().stop_row(key(3)).filter(Filter::Qualifier(CompareOp::Equal, Comparator::Binary("b".into())));
+    let qrows = table.scan(q).collect_all().await.unwrap();
+    assert!(qrows.iter().all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"b"));
+    let page = rows(&table, Scan::new().stop_row(key(150)).filter(Filter::Page(10))).await;
+    assert_eq!(page, (0..10).map(key).collect::<Vec<_>>());
+
+    // Dropping a stream early closes its scanner; the client keeps working.
+    let mut early = table.scan(Scan::new().caching(10));
+    assert!(early.next().await.is_some());
+    drop(early);
+    assert_eq!(rows(&table, Scan::new().limit(3)).await.len(), 3);
+
+    hbase_it::drop_table(&client, &name).await;
+}
