@@ -32,8 +32,8 @@ pub use config::{AddressMapper, ClientConfig, ClientConfigBuilder};
 pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
 pub use mutator::{BufferedMutator, FailureListener, MutatorConfig};
 pub use ops::{
-    Action, ActionResult, Comparator, CompareOp, Delete, Durability, Filter, Get, Mutation, Put,
-    RowResult, Scan,
+    Action, ActionResult, Append, CheckAndMutate, Comparator, CompareOp, Delete, Durability,
+    Filter, Get, Increment, Mutation, Put, RowResult, Scan,
 };
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};

@@ -2,13 +2,16 @@
 //! its server, and retries through relocation and backoff until the operation timeout.
 
 use std::future::Future;
+
+use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::client::ClientInner;
 use crate::error::{Error, Result};
 use crate::ops::{
-    region_specifier, result_from_proto, Action, ActionResult, Delete, Get, Put, RowResult, Scan,
+    region_specifier, result_from_proto, Action, ActionResult, Append, CheckAndMutate, Delete, Get,
+    Increment, Put, RowResult, Scan,
 };
 use crate::region::{Location, TableName};
 use crate::retry::{recovery, Recovery};
@@ -122,18 +125,78 @@ impl Table {
         crate::multi::run(&self.inner, &self.name, actions, deadline).await
     }
 
+    /// Adds to counters atomically; returns the row's new counter values.
+    pub async fn increment(&self, increment: Increment) -> Result<RowResult> {
+        let proto = increment.to_proto()?;
+        let (row, _) = self
+            .mutate_with(&increment.row.clone(), proto, None)
+            .await?;
+        Ok(row)
+    }
+
+    /// Adds `amount` to one counter and returns its new value.
+    pub async fn increment_column(
+        &self,
+        row: impl Into<Bytes>,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        amount: i64,
+    ) -> Result<i64> {
+        let (family, qualifier) = (family.into(), qualifier.into());
+        let result = self
+            .increment(Increment::new(row).add(family.clone(), qualifier.clone(), amount))
+            .await?;
+        let value = result
+            .value(&family, &qualifier)
+            .ok_or_else(|| Error::Protocol("increment returned no value".into()))?;
+        let bytes: [u8; 8] = value[..].try_into().map_err(|_| {
+            Error::Protocol(format!("counter value has {} bytes, not 8", value.len()))
+        })?;
+        Ok(i64::from_be_bytes(bytes))
+    }
+
+    /// Appends to column values atomically; returns the row's new values.
+    pub async fn append(&self, append: Append) -> Result<RowResult> {
+        let proto = append.to_proto()?;
+        let (row, _) = self.mutate_with(&append.row.clone(), proto, None).await?;
+        Ok(row)
+    }
+
+    /// Applies the mutation only if the check passes; returns whether it was applied.
+    pub async fn check_and_mutate(&self, cm: CheckAndMutate) -> Result<bool> {
+        let (mutation, condition) = cm.to_proto()?;
+        let (_, processed) = self
+            .mutate_with(&cm.row.clone(), mutation, Some(condition))
+            .await?;
+        Ok(processed)
+    }
+
     async fn mutate(&self, row: &[u8], mutation: hbase_proto::MutationProto) -> Result<()> {
+        self.mutate_with(row, mutation, None).await.map(|_| ())
+    }
+
+    /// One Mutate RPC (with retries); returns the result cells and the `processed` flag.
+    async fn mutate_with(
+        &self,
+        row: &[u8],
+        mutation: hbase_proto::MutationProto,
+        condition: Option<hbase_proto::Condition>,
+    ) -> Result<(RowResult, bool)> {
         self.with_retries(row, |a| {
             let req = hbase_proto::MutateRequest {
                 region: region_specifier(&a.loc.region.name),
                 mutation: mutation.clone(),
-                condition: None,
+                condition: condition.clone(),
                 nonce_group: None,
             };
             async move {
                 let body = a.conn.call(a.meta("Mutate"), &req, None, a.timeout).await?;
-                let _resp: hbase_proto::MutateResponse = body.decode()?;
-                Ok(())
+                let resp: hbase_proto::MutateResponse = body.decode()?;
+                let row = match resp.result {
+                    Some(r) => result_from_proto(r, &mut CellBlockReader::new(body.cellblock))?,
+                    None => RowResult::default(),
+                };
+                Ok((row, resp.processed.unwrap_or(true)))
             }
         })
         .await

@@ -37,12 +37,19 @@ const ADMIN_PRIORITY: u32 = 100;
 pub struct Admin {
     inner: Arc<ClientInner>,
     timeout: Duration,
+    /// With a fresh nonce per request, lets the master recognise a retried procedure request
+    /// (after a lost response) instead of starting the procedure twice.
+    nonce_group: u64,
 }
 
 impl Admin {
     pub(crate) fn new(inner: Arc<ClientInner>) -> Admin {
         let timeout = inner.config.operation_timeout;
-        Admin { inner, timeout }
+        Admin {
+            inner,
+            timeout,
+            nonce_group: rand::random(),
+        }
     }
 
     /// The same admin, waiting at most `timeout` for each procedure or topology change
@@ -78,8 +85,8 @@ impl Admin {
         let req = hbase_proto::CreateTableRequest {
             table_schema: desc.to_proto(),
             split_keys: keys,
-            nonce_group: None,
-            nonce: None,
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
         };
         let resp: hbase_proto::CreateTableResponse = self.master_call("CreateTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
@@ -105,7 +112,8 @@ impl Admin {
     pub async fn disable_table(&self, table: &TableName) -> Result<()> {
         let req = hbase_proto::DisableTableRequest {
             table_name: table.to_proto(),
-            ..Default::default()
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
         };
         let resp: hbase_proto::DisableTableResponse =
             self.master_call("DisableTable", &req).await?;
@@ -118,7 +126,8 @@ impl Admin {
     pub async fn enable_table(&self, table: &TableName) -> Result<()> {
         let req = hbase_proto::EnableTableRequest {
             table_name: table.to_proto(),
-            ..Default::default()
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
         };
         let resp: hbase_proto::EnableTableResponse = self.master_call("EnableTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
@@ -136,7 +145,8 @@ impl Admin {
         let req = hbase_proto::TruncateTableRequest {
             table_name: table.to_proto(),
             preserve_splits: Some(preserve_splits),
-            ..Default::default()
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
         };
         let resp: hbase_proto::TruncateTableResponse =
             self.master_call("truncateTable", &req).await?;
@@ -149,7 +159,8 @@ impl Admin {
     pub async fn delete_table(&self, table: &TableName) -> Result<()> {
         let req = hbase_proto::DeleteTableRequest {
             table_name: table.to_proto(),
-            ..Default::default()
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
         };
         let resp: hbase_proto::DeleteTableResponse = self.master_call("DeleteTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;

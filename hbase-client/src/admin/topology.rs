@@ -96,8 +96,8 @@ impl Admin {
         let req = hbase_proto::SplitTableRegionRequest {
             region_info: region_to_proto(region),
             split_row: Some(Bytes::copy_from_slice(split_key)),
-            nonce_group: None,
-            nonce: None,
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
         };
         let resp: hbase_proto::SplitTableRegionResponse =
             self.master_call("SplitRegion", &req).await?;
@@ -188,9 +188,7 @@ impl Admin {
             },
             dest_server_name: dest.as_ref().map(server_to_proto),
         };
-        let t0 = Instant::now();
         let _: hbase_proto::MoveRegionResponse = self.master_call("MoveRegion", &req).await?;
-        eprintln!("DEBUG move rpc {:?}", t0.elapsed());
         let what = format!("region {} to open after its move", region.encoded_name);
         let (dest, source) = (&dest, &source);
         self.poll(deadline, &what, || async move {

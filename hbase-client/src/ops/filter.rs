@@ -24,7 +24,7 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
-    fn to_proto(self) -> hbase_proto::CompareType {
+    pub(crate) fn to_proto(self) -> hbase_proto::CompareType {
         use hbase_proto::CompareType as C;
         match self {
             CompareOp::Less => C::Less,
@@ -51,7 +51,7 @@ pub enum Comparator {
 }
 
 impl Comparator {
-    fn to_proto(&self) -> hbase_proto::Comparator {
+    pub(crate) fn to_proto(&self) -> hbase_proto::Comparator {
         let bytes_comparable = |v: &Bytes| hbase_proto::ByteArrayComparable {
             value: Some(v.clone()),
         };

@@ -1,17 +1,21 @@
 //! Request types (what a caller builds) and their protobuf encodings.
 
 mod action;
+mod check_and_mutate;
 mod delete;
 mod filter;
 mod get;
+mod increment;
 mod put;
 mod row_result;
 mod scan;
 
 pub use action::{Action, ActionResult, Mutation};
+pub use check_and_mutate::CheckAndMutate;
 pub use delete::Delete;
 pub use filter::{Comparator, CompareOp, Filter};
 pub use get::Get;
+pub use increment::{Append, Increment};
 pub use put::{Durability, Put};
 pub use row_result::RowResult;
 pub(crate) use row_result::{result_from_proto, results_from_scan};

@@ -1,0 +1,109 @@
+//! `Increment` and `Append`: read-modify-write of columns, done atomically by the server,
+//! which returns the new values.
+
+use bytes::Bytes;
+use hbase_proto::mutation_proto::{column_value::QualifierValue, MutationType};
+
+use super::{add_qualifier_value, mutation_proto};
+use crate::error::{Error, Result};
+use crate::rpc::cellblock::check_cell_limits;
+
+/// Adds to 8-byte big-endian counters. A missing counter counts from 0.
+#[derive(Debug, Clone)]
+pub struct Increment {
+    pub(crate) row: Bytes,
+    columns: Vec<(Bytes, Bytes, i64)>,
+}
+
+impl Increment {
+    /// An increment of `row`; add columns with [`Increment::add`].
+    pub fn new(row: impl Into<Bytes>) -> Increment {
+        Increment {
+            row: row.into(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Adds `amount` to `family:qualifier`.
+    pub fn add(
+        mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        amount: i64,
+    ) -> Increment {
+        self.columns.push((family.into(), qualifier.into(), amount));
+        self
+    }
+
+    pub(crate) fn to_proto(&self) -> Result<hbase_proto::MutationProto> {
+        if self.columns.is_empty() {
+            return Err(Error::InvalidInput(
+                "an increment needs at least one column".into(),
+            ));
+        }
+        let mut cvs = Vec::new();
+        for (family, qualifier, amount) in &self.columns {
+            check_cell_limits(&self.row, family)?;
+            let qv = QualifierValue {
+                qualifier: Some(qualifier.clone()),
+                value: Some(Bytes::copy_from_slice(&amount.to_be_bytes())),
+                ..Default::default()
+            };
+            add_qualifier_value(&mut cvs, family, qv);
+        }
+        Ok(mutation_proto(
+            &self.row,
+            MutationType::Increment,
+            cvs,
+            None,
+        ))
+    }
+}
+
+/// Appends bytes to the end of column values. A missing value counts as empty.
+#[derive(Debug, Clone)]
+pub struct Append {
+    pub(crate) row: Bytes,
+    columns: Vec<(Bytes, Bytes, Bytes)>,
+}
+
+impl Append {
+    /// An append to `row`; add columns with [`Append::add`].
+    pub fn new(row: impl Into<Bytes>) -> Append {
+        Append {
+            row: row.into(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Appends `value` to `family:qualifier`.
+    pub fn add(
+        mut self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        value: impl Into<Bytes>,
+    ) -> Append {
+        self.columns
+            .push((family.into(), qualifier.into(), value.into()));
+        self
+    }
+
+    pub(crate) fn to_proto(&self) -> Result<hbase_proto::MutationProto> {
+        if self.columns.is_empty() {
+            return Err(Error::InvalidInput(
+                "an append needs at least one column".into(),
+            ));
+        }
+        let mut cvs = Vec::new();
+        for (family, qualifier, value) in &self.columns {
+            check_cell_limits(&self.row, family)?;
+            let qv = QualifierValue {
+                qualifier: Some(qualifier.clone()),
+                value: Some(value.clone()),
+                ..Default::default()
+            };
+            add_qualifier_value(&mut cvs, family, qv);
+        }
+        Ok(mutation_proto(&self.row, MutationType::Append, cvs, None))
+    }
+}
