@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use hbase_client::{Action, ActionResult, CompareOp, Comparator, Filter, Put, Scan, Table};
+use hbase_client::{Action, ActionResult, Comparator, CompareOp, Filter, Put, Scan, Table};
 
 const ROWS: u32 = 2000;
 
@@ -58,13 +58,34 @@ async fn scans_cross_regions_in_both_directions() {
     let mid = rows(&table, Scan::new().start_row(key(150)).stop_row(key(1234))).await;
     assert_eq!(mid, (150..1234).map(key).collect::<Vec<_>>());
     // Inclusive stop exactly on a region boundary.
-    let incl = rows(&table, Scan::new().start_row(key(100)).stop_row(key(400)).include_stop_row(true)).await;
+    let incl = rows(
+        &table,
+        Scan::new()
+            .start_row(key(100))
+            .stop_row(key(400))
+            .include_stop_row(true),
+    )
+    .await;
     assert_eq!(incl, (100..=400).map(key).collect::<Vec<_>>());
     // Reversed: from k01234 down to (excluding) k00150.
-    let rmid = rows(&table, Scan::new().reversed(true).start_row(key(1234)).stop_row(key(150))).await;
+    let rmid = rows(
+        &table,
+        Scan::new()
+            .reversed(true)
+            .start_row(key(1234))
+            .stop_row(key(150)),
+    )
+    .await;
     assert_eq!(rmid, (151..=1234).rev().map(key).collect::<Vec<_>>());
     // Reversed starting exactly at a region start.
-    let rb = rows(&table, Scan::new().reversed(true).start_row(key(800)).stop_row(key(590))).await;
+    let rb = rows(
+        &table,
+        Scan::new()
+            .reversed(true)
+            .start_row(key(800))
+            .stop_row(key(590)),
+    )
+    .await;
     assert_eq!(rb, (591..=800).rev().map(key).collect::<Vec<_>>());
 
     // Limits, small caching (many RPCs), both directions.
@@ -81,20 +102,34 @@ async fn partial_rows_are_stitched_and_filters_apply() {
     let (client, name, table) = setup().await;
 
     // A max result size far below one row forces partial results for every row.
-    let mut stream = table.scan(Scan::new().start_row(key(300)).stop_row(key(340)).max_result_size(100));
+    let mut stream = table.scan(
+        Scan::new()
+            .start_row(key(300))
+            .stop_row(key(340))
+            .max_result_size(100),
+    );
     let mut n = 0;
     while let Some(row) = stream.next().await {
         let row = row.unwrap();
         assert_eq!(row.row, key(300 + n));
         assert_eq!(row.cells.len(), 3, "row {n} not stitched");
-        assert_eq!(&row.value(b"cf", b"a").unwrap()[..], format!("a{}", 300 + n).as_bytes());
+        assert_eq!(
+            &row.value(b"cf", b"a").unwrap()[..],
+            format!("a{}", 300 + n).as_bytes()
+        );
         assert_eq!(row.value(b"cf", b"wide").unwrap().len(), 300);
         n += 1;
     }
     assert_eq!(n, 40);
     // The same, reversed.
     let r = table
-        .scan(Scan::new().reversed(true).start_row(key(1210)).stop_row(key(1190)).max_result_size(100))
+        .scan(
+            Scan::new()
+                .reversed(true)
+                .start_row(key(1210))
+                .stop_row(key(1190))
+                .max_result_size(100),
+        )
         .collect_all()
         .await
         .unwrap();
@@ -102,17 +137,26 @@ async fn partial_rows_are_stitched_and_filters_apply() {
     assert!(r.iter().all(|row| row.cells.len() == 3));
 
     // Filters.
-    let prefix = rows(&table, Scan::new().filter(Filter::Prefix(Bytes::from_static(b"k012")))).await;
+    let prefix = rows(
+        &table,
+        Scan::new().filter(Filter::Prefix(Bytes::from_static(b"k012"))),
+    )
+    .await;
     assert_eq!(prefix, (1200..1300).map(key).collect::<Vec<_>>());
-    let even = Scan::new().stop_row(key(100)).filter(Filter::SingleColumnValue {
-        family: "cf".into(),
-        qualifier: "b".into(),
-        op: CompareOp::Equal,
-        comparator: Comparator::Binary("even".into()),
-        filter_if_missing: true,
-        latest_version_only: true,
-    });
-    assert_eq!(rows(&table, even).await, (0..100).step_by(2).map(key).collect::<Vec<_>>());
+    let even = Scan::new()
+        .stop_row(key(100))
+        .filter(Filter::SingleColumnValue {
+            family: "cf".into(),
+            qualifier: "b".into(),
+            op: CompareOp::Equal,
+            comparator: Comparator::Binary("even".into()),
+            filter_if_missing: true,
+            latest_version_only: true,
+        });
+    assert_eq!(
+        rows(&table, even).await,
+        (0..100).step_by(2).map(key).collect::<Vec<_>>()
+    );
     let first_key = table
         .scan(Scan::new().stop_row(key(10)).filter(Filter::FirstKeyOnly))
         .collect_all()
@@ -125,13 +169,21 @@ async fn partial_rows_are_stitched_and_filters_apply() {
         .collect_all()
         .await
         .unwrap();
-    assert!(key_only.iter().all(|r| r.cells.iter().all(|c| c.value.is_empty())));
+    assert!(key_only
+        .iter()
+        .all(|r| r.cells.iter().all(|c| c.value.is_empty())));
     let cols = table
-        .scan(Scan::new().stop_row(key(5)).filter(Filter::ColumnPrefix("w".into())))
+        .scan(
+            Scan::new()
+                .stop_row(key(5))
+                .filter(Filter::ColumnPrefix("w".into())),
+        )
         .collect_all()
         .await
         .unwrap();
-    assert!(cols.iter().all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"wide"));
+    assert!(cols
+        .iter()
+        .all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"wide"));
     let range = table
         .scan(Scan::new().stop_row(key(5)).filter(Filter::ColumnRange {
             min: Some("a".into()),
@@ -143,8 +195,14 @@ async fn partial_rows_are_stitched_and_filters_apply() {
         .await
         .unwrap();
     assert!(range.iter().all(|r| r.cells.len() == 2));
-    let regex = Scan::new().filter(Filter::Row(CompareOp::Equal, Comparator::Regex("k0000[0-4]".into())));
-    assert_eq!(rows(&table, regex).await, (0..5).map(key).collect::<Vec<_>>());
+    let regex = Scan::new().filter(Filter::Row(
+        CompareOp::Equal,
+        Comparator::Regex("k0000[0-4]".into()),
+    ));
+    assert_eq!(
+        rows(&table, regex).await,
+        (0..5).map(key).collect::<Vec<_>>()
+    );
     let any = Scan::new().filter(Filter::Any(vec![
         Filter::Row(CompareOp::Equal, Comparator::Binary(key(7))),
         Filter::Row(CompareOp::Equal, Comparator::BinaryPrefix("k0199".into())),
@@ -157,10 +215,19 @@ async fn partial_rows_are_stitched_and_filters_apply() {
         Filter::Value(CompareOp::Equal, Comparator::Substring("ODD".into())),
     ]));
     assert_eq!(rows(&table, all).await.len(), 50);
-    let q = Scan::new().stop_row(key(3)).filter(Filter::Qualifier(CompareOp::Equal, Comparator::Binary("b".into())));
+    let q = Scan::new().stop_row(key(3)).filter(Filter::Qualifier(
+        CompareOp::Equal,
+        Comparator::Binary("b".into()),
+    ));
     let qrows = table.scan(q).collect_all().await.unwrap();
-    assert!(qrows.iter().all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"b"));
-    let page = rows(&table, Scan::new().stop_row(key(150)).filter(Filter::Page(10))).await;
+    assert!(qrows
+        .iter()
+        .all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"b"));
+    let page = rows(
+        &table,
+        Scan::new().stop_row(key(150)).filter(Filter::Page(10)),
+    )
+    .await;
     assert_eq!(page, (0..10).map(key).collect::<Vec<_>>());
 
     // Dropping a stream early closes its scanner; the client keeps working.

@@ -72,7 +72,28 @@ impl RetryPolicy for HBaseBackoff {
         if attempt > self.retries || recovery(error) == Recovery::Fail {
             return None;
         }
-        let overloaded = error.remote().is_some_and(|r| r.server_overloaded);
+        if let Some(remote) = error.remote() {
+            match remote.short_class_name() {
+                // The server asks for an immediate retry (e.g. a multi response was too large).
+                "RetryImmediatelyException" | "MultiActionResultTooLarge" => {
+                    return Some(Duration::ZERO)
+                }
+                // Quotas: the server says how long to wait.
+                "RpcThrottlingException" => {
+                    if let Some(wait) = throttle_wait(&remote.message) {
+                        return Some(wait);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let overloaded = error.remote().is_some_and(|r| {
+            r.server_overloaded
+                || matches!(
+                    r.short_class_name(),
+                    "CallQueueTooBigException" | "CallDroppedException"
+                )
+        });
         let base = if overloaded {
             self.pause_overloaded
         } else {
@@ -88,6 +109,38 @@ impl RetryPolicy for HBaseBackoff {
         };
         Some(pause + Duration::from_nanos(jitter))
     }
+}
+
+/// The wait in an RpcThrottlingException message, e.g.
+/// `"number of request exceeded - wait 1sec, 500ms"` or `"… - wait 2mins, 3sec"`.
+pub(crate) fn throttle_wait(message: &str) -> Option<Duration> {
+    let tail = message.lines().next()?.rsplit("wait ").next()?;
+    let mut total = Duration::ZERO;
+    let mut found = false;
+    for part in tail.split(',') {
+        let part = part.trim();
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(n) = digits.parse::<u64>() else {
+            continue;
+        };
+        let unit = part[digits.len()..].trim_start();
+        let d = if unit.starts_with("ms") {
+            Duration::from_millis(n)
+        } else if unit.starts_with("sec") {
+            Duration::from_secs(n)
+        } else if unit.starts_with("min") {
+            Duration::from_secs(60 * n)
+        } else if unit.starts_with("hour") {
+            Duration::from_secs(3600 * n)
+        } else if unit.starts_with("day") {
+            Duration::from_secs(86400 * n)
+        } else {
+            continue;
+        };
+        total += d;
+        found = true;
+    }
+    found.then_some(total)
 }
 
 #[cfg(test)]
@@ -111,5 +164,40 @@ mod tests {
         assert!(third >= Duration::from_millis(300) && third <= Duration::from_millis(303));
         assert!(p.next_pause(4, &e).is_none());
         assert!(p.next_pause(1, &Error::TableNotFound("t".into())).is_none());
+    }
+
+    fn remote(class: &str, message: &str) -> Error {
+        Error::Remote {
+            server: "h:1".into(),
+            exception: crate::RemoteException {
+                class_name: format!("org.apache.hadoop.hbase.{class}"),
+                message: message.into(),
+                moved_to: None,
+                do_not_retry: false,
+                server_overloaded: false,
+            },
+        }
+    }
+
+    #[test]
+    fn throttling_and_immediate_retries() {
+        let p = HBaseBackoff {
+            pause: Duration::from_millis(100),
+            pause_overloaded: Duration::from_secs(1),
+            retries: 5,
+        };
+        let t = remote(
+            "quotas.RpcThrottlingException",
+            "number of request exceeded - wait 1sec, 500ms\n\tat x",
+        );
+        assert_eq!(p.next_pause(1, &t), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            throttle_wait("read size exceeded - wait 2mins, 3sec"),
+            Some(Duration::from_secs(123))
+        );
+        let r = remote("RetryImmediatelyException", "");
+        assert_eq!(p.next_pause(2, &r), Some(Duration::ZERO));
+        let q = remote("CallQueueTooBigException", "");
+        assert!(p.next_pause(1, &q).unwrap() >= Duration::from_secs(1));
     }
 }

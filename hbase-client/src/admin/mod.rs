@@ -5,8 +5,10 @@
 //! - tables: [`Admin::create_table`] (with split keys), [`Admin::create_table_with_regions`],
 //!   enable, disable, delete, [`Admin::truncate_table`], exists, [`Admin::list_tables`],
 //!   [`Admin::describe_table`];
-//! - topology: [`Admin::list_regions`], [`Admin::split_region`], [`Admin::move_region`],
-//!   [`Admin::region_servers`], the balancer switch, [`Admin::stop_region_server`];
+//! - topology: [`Admin::list_regions`], [`Admin::region_for_row`], [`Admin::split_region`],
+//!   [`Admin::split_table_at`], [`Admin::move_region`], [`Admin::region_servers`],
+//!   [`Admin::master`], the balancer switch, [`Admin::flush_region`],
+//!   [`Admin::compact_region`], [`Admin::stop_region_server`];
 //! - split points: [`ycsb_split_keys`], [`uniform_split_keys`].
 
 mod schema;

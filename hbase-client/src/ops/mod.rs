@@ -17,8 +17,9 @@ pub use filter::{Comparator, CompareOp, Filter};
 pub use get::Get;
 pub use increment::{Append, Increment};
 pub use put::{Durability, Put};
+pub(crate) use row_result::result_from_proto;
+pub use row_result::results_from_scan;
 pub use row_result::RowResult;
-pub(crate) use row_result::{result_from_proto, results_from_scan};
 pub use scan::Scan;
 
 use bytes::Bytes;

@@ -65,7 +65,7 @@ pub(crate) fn result_from_proto(
 
 /// Decodes the rows of a ScanResponse, whichever shape the server chose. The flag says whether
 /// each row is partial (more cells of it follow in a later response).
-pub(crate) fn results_from_scan(
+pub fn results_from_scan(
     resp: &mut hbase_proto::ScanResponse,
     cellblock: Bytes,
 ) -> Result<Vec<(RowResult, bool)>> {

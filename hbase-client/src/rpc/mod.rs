@@ -6,3 +6,7 @@ pub mod frame;
 pub(crate) mod pool;
 
 pub use frame::Service;
+
+/// Decodes the rows of a `ScanResponse` and its cell block (either response shape); the flag
+/// says whether a row is partial. The scanner uses this; it is public for benchmarks and tools.
+pub use crate::ops::results_from_scan as decode_scan_rows;

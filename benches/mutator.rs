@@ -1,0 +1,45 @@
+//! `BufferedMutator::mutate` against the real local HBase: the cost of one buffered put
+//! (an append to the buffer), with flushes running in the background as the buffer fills.
+//!
+//! Needs `scripts/hbase-local start` (or `HBASE_ZK`). `cargo bench --bench mutator`
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use hbase_client::{MutatorConfig, Put};
+
+fn mutate(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (client, name) = rt.block_on(async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("bench_mutator");
+        hbase_it::create_table(&client, &name, &["user3", "user6"]).await;
+        (client, name)
+    });
+    let mutator = rt.block_on(async {
+        client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap()
+    });
+    let value = bytes::Bytes::from(vec![b'v'; 100]);
+    let mut i = 0u64;
+    c.bench_function("BufferedMutator::mutate (1 x 100 B put)", |b| {
+        b.to_async(&rt).iter(|| {
+            i += 1;
+            let put = Put::new(format!(
+                "user{:019}",
+                i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 10_000_000
+            ))
+            .add("cf", "field0", value.clone());
+            let m = mutator.clone();
+            async move { m.mutate(black_box(put)).await.unwrap() }
+        })
+    });
+    rt.block_on(async {
+        mutator.close().await.unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    });
+}
+
+criterion_group!(benches, mutate);
+criterion_main!(benches);
