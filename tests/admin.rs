@@ -467,6 +467,81 @@ async fn verify_all(client: &Client, name: &TableName, written: &[u64]) {
     );
 }
 
+/// After one pass over the data, the region cache holds no stale entries: a second pass needs
+/// no relocation, no retry and no meta lookup.
+async fn assert_cache_is_fresh(client: &Client, name: &TableName, written: &[u64]) {
+    let before = client.stats();
+    verify_all(client, name, written).await;
+    let after = client.stats();
+    assert_eq!(
+        after.total(|s| s.relocations),
+        before.total(|s| s.relocations),
+        "stale cache: relocations"
+    );
+    assert_eq!(
+        after.total(|s| s.retries),
+        before.total(|s| s.retries),
+        "stale cache: retries"
+    );
+    assert_eq!(
+        after.meta_lookups, before.meta_lookups,
+        "stale cache: meta lookups"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_writes_survive_a_split() {
+    let client = hbase_it::client().await;
+    let admin = client.admin().with_timeout(Duration::from_secs(90));
+    let name = hbase_it::unique_table("mutator_split");
+    hbase_it::create_table(&client, &name, &["r50"]).await;
+    let mutator = client
+        .buffered_mutator(
+            &name.to_string(),
+            hbase_client::MutatorConfig::default().write_buffer_size(256 * 1024),
+        )
+        .unwrap();
+    const N: u64 = 100_000;
+    let writer = {
+        let m = mutator.clone();
+        tokio::spawn(async move {
+            for i in 0..N {
+                let key = load_key((i % 10) as u32, i);
+                m.mutate(Put::new(key).add("cf", "q", load_value((i % 10) as u32, i)))
+                    .await
+                    .unwrap();
+                if i % 1000 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (left, right) = admin.split_table_at(&name, b"r25").await.unwrap();
+    assert_eq!(&left.region.end_key[..], b"r25");
+    assert_eq!(&right.region.start_key[..], b"r25");
+    writer.await.unwrap();
+    mutator
+        .close()
+        .await
+        .expect("every buffered mutation acknowledged");
+    let rows = client
+        .table(&name.to_string())
+        .unwrap()
+        .scan(hbase_client::Scan::new().caching(5000))
+        .collect_all()
+        .await
+        .unwrap();
+    assert_eq!(rows.len() as u64, N);
+    let mut expected: Vec<String> = (0..N).map(|i| load_key((i % 10) as u32, i)).collect();
+    expected.sort();
+    for (row, key) in rows.iter().zip(&expected) {
+        assert_eq!(&row.row[..], key.as_bytes());
+    }
+    assert_eq!(admin.list_regions(&name).await.unwrap().len(), 3);
+    hbase_it::drop_table(&client, &name).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_path_holds_while_regions_split() {
     let client = hbase_it::client().await;
@@ -510,7 +585,12 @@ async fn data_path_holds_while_regions_split() {
     for p in points.iter().chain(&presplit) {
         assert!(starts.contains(&b(p)), "no region starts at {p}");
     }
+    assert!(
+        client.stats().total(|s| s.relocations) >= 1,
+        "no relocation seen across 10 splits"
+    );
     verify_all(&client, &name, &report.written).await;
+    assert_cache_is_fresh(&client, &name, &report.written).await;
     hbase_it::drop_table(&client, &name).await;
 }
 
@@ -559,18 +639,31 @@ async fn data_path_holds_while_regions_move() {
     );
     report.check_no_failures();
     assert_eq!(destinations.len(), 3, "moves reached {destinations:?}");
+    // The retries really ran: the stats saw regions found moved and looked up again.
+    let stats = client.stats();
+    let relocations = stats.total(|s| s.relocations);
+    eprintln!(
+        "relocations {relocations}, retries {}, meta lookups {}",
+        stats.total(|s| s.retries),
+        stats.meta_lookups
+    );
+    assert!(
+        relocations >= 5,
+        "only {relocations} relocations seen over 20 moves"
+    );
 
     let regions = admin.list_regions(&name).await.unwrap();
     assert_eq!(regions.len(), 5);
     verify_all(&client, &name, &report.written).await;
+    assert_cache_is_fresh(&client, &name, &report.written).await;
     hbase_it::drop_table(&client, &name).await;
 }
 
 /// A daughter region holds reference files to its parent's store files until it is
 /// compacted and the compacted files are discharged (a chore, every 2 minutes by default), and
 /// cannot be split before. `split_region` asks for the compaction and waits.
+/// (`scripts/hbase-local` runs the discharger every 5 s, so this takes seconds, not minutes.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "waits for HBase's compacted-file discharger: up to 2 minutes"]
 async fn daughter_splits_after_its_references_are_compacted() {
     let client = hbase_it::client().await;
     let admin = client.admin().with_timeout(Duration::from_secs(170));
