@@ -6,6 +6,7 @@ use std::future::Future;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 use crate::client::ClientInner;
 use crate::error::{Error, Result};
@@ -61,7 +62,7 @@ impl Table {
             return Err(Error::InvalidInput("row key is empty".into()));
         }
         let proto = get.to_proto();
-        self.with_retries(&get.row, |a| {
+        self.with_retries("get", &get.row, |a| {
             let req = hbase_proto::GetRequest {
                 region: region_specifier(&a.loc.region.name),
                 get: proto.clone(),
@@ -85,7 +86,7 @@ impl Table {
             return Err(Error::InvalidInput("row key is empty".into()));
         }
         let proto = get.existence_only().to_proto();
-        self.with_retries(&proto.row.clone(), |a| {
+        self.with_retries("exists", &proto.row.clone(), |a| {
             let req = hbase_proto::GetRequest {
                 region: region_specifier(&a.loc.region.name),
                 get: proto.clone(),
@@ -108,13 +109,14 @@ impl Table {
     /// Writes one row.
     pub async fn put(&self, put: Put) -> Result<()> {
         put.validate()?;
-        self.mutate(&put.row.clone(), put.to_proto()).await
+        self.mutate("put", &put.row.clone(), put.to_proto()).await
     }
 
     /// Deletes a row, or the families/columns the delete names.
     pub async fn delete(&self, delete: Delete) -> Result<()> {
         delete.validate()?;
-        self.mutate(&delete.row.clone(), delete.to_proto()).await
+        self.mutate("delete", &delete.row.clone(), delete.to_proto())
+            .await
     }
 
     /// Runs mixed gets, puts and deletes, across regions and servers, as one `Multi` RPC per
@@ -122,14 +124,17 @@ impl Table {
     /// retried, within the operation timeout.
     pub async fn batch(&self, actions: &[Action]) -> Vec<Result<ActionResult>> {
         let deadline = Instant::now() + self.inner.config.operation_timeout;
-        crate::multi::run(&self.inner, &self.name, actions, deadline).await
+        let span = tracing::debug_span!("hbase", op = "batch", table = %self.name, actions = actions.len());
+        crate::multi::run(&self.inner, &self.name, actions, deadline)
+            .instrument(span)
+            .await
     }
 
     /// Adds to counters atomically; returns the row's new counter values.
     pub async fn increment(&self, increment: Increment) -> Result<RowResult> {
         let proto = increment.to_proto()?;
         let (row, _) = self
-            .mutate_with(&increment.row.clone(), proto, None)
+            .mutate_with("increment", &increment.row.clone(), proto, None)
             .await?;
         Ok(row)
     }
@@ -158,7 +163,9 @@ impl Table {
     /// Appends to column values atomically; returns the row's new values.
     pub async fn append(&self, append: Append) -> Result<RowResult> {
         let proto = append.to_proto()?;
-        let (row, _) = self.mutate_with(&append.row.clone(), proto, None).await?;
+        let (row, _) = self
+            .mutate_with("append", &append.row.clone(), proto, None)
+            .await?;
         Ok(row)
     }
 
@@ -166,23 +173,34 @@ impl Table {
     pub async fn check_and_mutate(&self, cm: CheckAndMutate) -> Result<bool> {
         let (mutation, condition) = cm.to_proto()?;
         let (_, processed) = self
-            .mutate_with(&cm.row.clone(), mutation, Some(condition))
+            .mutate_with(
+                "check_and_mutate",
+                &cm.row.clone(),
+                mutation,
+                Some(condition),
+            )
             .await?;
         Ok(processed)
     }
 
-    async fn mutate(&self, row: &[u8], mutation: hbase_proto::MutationProto) -> Result<()> {
-        self.mutate_with(row, mutation, None).await.map(|_| ())
+    async fn mutate(
+        &self,
+        op: &'static str,
+        row: &[u8],
+        mutation: hbase_proto::MutationProto,
+    ) -> Result<()> {
+        self.mutate_with(op, row, mutation, None).await.map(|_| ())
     }
 
     /// One Mutate RPC (with retries); returns the result cells and the `processed` flag.
     async fn mutate_with(
         &self,
+        op: &'static str,
         row: &[u8],
         mutation: hbase_proto::MutationProto,
         condition: Option<hbase_proto::Condition>,
     ) -> Result<(RowResult, bool)> {
-        self.with_retries(row, |a| {
+        self.with_retries(op, row, |a| {
             let req = hbase_proto::MutateRequest {
                 region: region_specifier(&a.loc.region.name),
                 mutation: mutation.clone(),
@@ -203,7 +221,21 @@ impl Table {
     }
 
     /// The retry loop shared by every single-row operation.
-    pub(crate) async fn with_retries<T, F, Fut>(&self, row: &[u8], mut attempt: F) -> Result<T>
+    pub(crate) async fn with_retries<T, F, Fut>(
+        &self,
+        op: &'static str,
+        row: &[u8],
+        attempt: F,
+    ) -> Result<T>
+    where
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let span = tracing::debug_span!("hbase", op, table = %self.name);
+        self.retry_loop(row, attempt).instrument(span).await
+    }
+
+    async fn retry_loop<T, F, Fut>(&self, row: &[u8], mut attempt: F) -> Result<T>
     where
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T>>,
