@@ -1,0 +1,338 @@
+//! The command line: `ycsb load|run|create-table`, YCSB's single-dash flags, and the property
+//! precedence (files in order, then the command line in order).
+
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::props::{parse_properties, Properties};
+use crate::workloads::builtin_workload;
+use crate::Error;
+
+const AFTER_HELP: &str = "\
+Properties: each -P file overrides the ones before it; command-line flags and -p always beat
+files, and among them the last one wins. YCSB's spellings work: -threads 32, -target 1000,
+-P workloads/workloada, -p recordcount=100000, -s, -l label, and an optional binding name
+(`ycsb load hbase2 -P workloada`). The files workloada..workloadf are built in: -P workloada
+works without them on disk.
+
+Examples:
+  ycsb create-table --zk zk1:2181 --regions 30 -p columnfamily=family
+  ycsb load --zk zk1:2181 -P workloada -p columnfamily=family -p recordcount=1000000
+  ycsb run  --zk zk1:2181 -P workloada -p columnfamily=family -threads 32 -s
+
+Useful properties: table (usertable), columnfamily (required), recordcount, operationcount,
+clientbuffering (true), writebuffersize (12582912), durability, exporter, exportfile,
+measurement.interval (op|intended|both), hdrhistogram.percentiles (50,95,99,99.9),
+status.interval (10), maxexecutiontime, warmuptime, createtable, presplit,
+hdrhistogram.fileoutput, hdrhistogram.output.path.";
+
+/// `ycsb`: a YCSB-compatible benchmark driver for HBase.
+#[derive(Debug, Parser)]
+#[command(name = "ycsb", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load phase: insert the records (YCSB's `ycsb load`).
+    Load(CommonArgs),
+    /// Transaction phase: run the operation mix (YCSB's `ycsb run`).
+    Run(CommonArgs),
+    /// Create the table, pre-split on YCSB key boundaries.
+    CreateTable(CreateTableArgs),
+}
+
+/// Options of `load` and `run`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CommonArgs {
+    /// Binding name, as in `bin/ycsb load hbase2`: hbase, hbase1, hbase10, hbase12, hbase14,
+    /// hbase2, hbase20, hbase22 (all the same), or `memory` for a dry run without a cluster.
+    #[arg(value_name = "DB")]
+    pub binding: Option<String>,
+    /// ZooKeeper quorum of the cluster (sets hbase.zookeeper.quorum).
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT]")]
+    pub zk: Option<String>,
+    /// Workload properties file, by path or built-in name (workloada..workloadf); repeatable.
+    #[arg(short = 'P', value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Sets a property; beats every file.
+    #[arg(short = 'p', value_name = "NAME=VALUE")]
+    pub props: Vec<String>,
+    /// Number of client tasks (threadcount; also -threads).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<String>,
+    /// Target operations per second for the whole run, 0 for unthrottled (also -target).
+    #[arg(long, value_name = "OPS")]
+    pub target: Option<String>,
+    /// Print a status line on stderr every status.interval seconds.
+    #[arg(short = 's')]
+    pub status: bool,
+    /// Label prefixed to the status line.
+    #[arg(short = 'l', value_name = "LABEL")]
+    pub label: Option<String>,
+    /// Table name (sets table).
+    #[arg(long, value_name = "NAME")]
+    pub table: Option<String>,
+    /// Column family (sets columnfamily).
+    #[arg(long, value_name = "NAME")]
+    pub columnfamily: Option<String>,
+    /// Binding (sets db), like the positional DB.
+    #[arg(long, value_name = "DB")]
+    pub db: Option<String>,
+    /// YCSB's -load flag; accepted, the subcommand decides.
+    #[arg(long, hide = true)]
+    pub load: bool,
+    /// YCSB's -t flag; accepted, the subcommand decides.
+    #[arg(short = 't', hide = true)]
+    pub transactions: bool,
+}
+
+/// Options of `create-table`.
+#[derive(Debug, Args, Clone)]
+pub struct CreateTableArgs {
+    /// Number of regions to pre-split into.
+    #[arg(long, value_name = "N", default_value = "10")]
+    pub regions: String,
+    #[command(flatten)]
+    /// The same options as load and run.
+    pub common: CommonArgs,
+}
+
+/// The long options that YCSB spells with one dash.
+const SINGLE_DASH_LONG: [&str; 9] = [
+    "threads",
+    "target",
+    "db",
+    "load",
+    "zk",
+    "table",
+    "columnfamily",
+    "regions",
+    "help",
+];
+
+/// Rewrites `-threads` to `--threads` (and the other long names YCSB spells with one dash).
+pub fn normalize_args(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            if let Some(rest) = a.strip_prefix('-') {
+                if !rest.starts_with('-') {
+                    let name = rest.split('=').next().unwrap_or("");
+                    if SINGLE_DASH_LONG.contains(&name) {
+                        return format!("-{a}");
+                    }
+                }
+            }
+            a.clone()
+        })
+        .collect()
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub struct Invocation {
+    /// The subcommand.
+    pub command: Command,
+    /// Property pairs from the command line, in the order given.
+    pub cli_props: Vec<(String, String)>,
+}
+
+fn ordered_cli_props(m: &ArgMatches) -> Result<Vec<(String, String)>, Error> {
+    let mut pairs: Vec<(usize, String, String)> = Vec::new();
+    let simple = [
+        ("zk", "hbase.zookeeper.quorum"),
+        ("threads", "threadcount"),
+        ("target", "target"),
+        ("label", "label"),
+        ("table", "table"),
+        ("columnfamily", "columnfamily"),
+        ("db", "db"),
+        ("binding", "db"),
+    ];
+    for (id, key) in simple {
+        if let (Some(idx), Some(vals)) = (m.indices_of(id), m.get_many::<String>(id)) {
+            for (i, v) in idx.zip(vals) {
+                pairs.push((i, key.to_string(), v.clone()));
+            }
+        }
+    }
+    if let (Some(idx), Some(vals)) = (m.indices_of("props"), m.get_many::<String>("props")) {
+        for (i, v) in idx.zip(vals) {
+            let (k, val) = v
+                .split_once('=')
+                .ok_or_else(|| Error::Usage(format!("-p {v:?}: expected NAME=VALUE")))?;
+            pairs.push((i, k.to_string(), val.to_string()));
+        }
+    }
+    if m.get_flag("status") {
+        let i = m.index_of("status").unwrap_or(0);
+        pairs.push((i, "status".into(), "true".into()));
+    }
+    pairs.sort_by_key(|p| p.0);
+    Ok(pairs.into_iter().map(|(_, k, v)| (k, v)).collect())
+}
+
+/// Parses the arguments (without the program name). Help and version come back as
+/// `Error::Help` with clap's text.
+pub fn parse(args: &[String]) -> Result<Invocation, Error> {
+    let mut argv = vec!["ycsb".to_string()];
+    argv.extend(normalize_args(args));
+    let matches = Cli::command().try_get_matches_from(argv).map_err(|e| {
+        use clap::error::ErrorKind;
+        match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Error::Help(e.to_string()),
+            _ => Error::Usage(e.to_string()),
+        }
+    })?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::Usage(e.to_string()))?;
+    let (_, sub) = matches.subcommand().expect("a subcommand is required");
+    let cli_props = ordered_cli_props(sub)?;
+    Ok(Invocation {
+        command: cli.command,
+        cli_props,
+    })
+}
+
+/// Reads a `-P` argument: a file on disk, or a built-in workload by name.
+pub fn read_workload_file(name: &str) -> Result<Vec<u8>, Error> {
+    match std::fs::read(name) {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let base = std::path::Path::new(name)
+                .file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or(name);
+            builtin_workload(base)
+                .map(|s| s.as_bytes().to_vec())
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "workload file {name:?} not found (built in: workloada..workloadf)"
+                    ))
+                })
+        }
+        Err(e) => Err(Error::Config(format!(
+            "cannot read workload file {name:?}: {e}"
+        ))),
+    }
+}
+
+/// The merged properties: files in order, then the command-line pairs in order.
+pub fn build_properties(
+    files: &[String],
+    cli_props: &[(String, String)],
+) -> Result<Properties, Error> {
+    let mut p = Properties::new();
+    for f in files {
+        let bytes = read_workload_file(f)?;
+        let pairs = parse_properties(&bytes)
+            .map_err(|e| Error::Config(format!("workload file {f:?}: {e}")))?;
+        for (k, v) in pairs {
+            p.set(k, v);
+        }
+    }
+    for (k, v) in cli_props {
+        p.set(k.clone(), v.clone());
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn single_dash_long_flags() {
+        let inv = parse(&args(
+            "run -threads 32 -target 100 -s -l lbl -P workloada --zk z:1",
+        ))
+        .unwrap();
+        assert!(matches!(inv.command, Command::Run(_)));
+        assert_eq!(
+            inv.cli_props,
+            vec![
+                ("threadcount".to_string(), "32".to_string()),
+                ("target".into(), "100".into()),
+                ("status".into(), "true".into()),
+                ("label".into(), "lbl".into()),
+                ("hbase.zookeeper.quorum".into(), "z:1".into()),
+            ]
+        );
+        let inv = parse(&args("load hbase2 --threads=4 -db memory")).unwrap();
+        assert_eq!(
+            inv.cli_props,
+            vec![
+                ("db".to_string(), "hbase2".to_string()),
+                ("threadcount".into(), "4".into()),
+                ("db".into(), "memory".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn precedence_files_then_command_line() {
+        let dir = std::env::temp_dir().join(format!("ycsb-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f1 = dir.join("one");
+        let f2 = dir.join("two");
+        std::fs::write(&f1, "recordcount=1\nfieldcount=3\nthreadcount=9\n").unwrap();
+        std::fs::write(&f2, "recordcount=2\n").unwrap();
+        let line = format!(
+            "run -p fieldcount=7 -P {} -threads 5 -P {} -p fieldcount=8",
+            f1.display(),
+            f2.display()
+        );
+        let inv = parse(&args(&line)).unwrap();
+        let Command::Run(c) = &inv.command else {
+            panic!()
+        };
+        let p = build_properties(&c.files, &inv.cli_props).unwrap();
+        assert_eq!(p.get("recordcount"), Some("2")); // later file wins
+        assert_eq!(p.get("fieldcount"), Some("8")); // command line beats files, last -p wins
+        assert_eq!(p.get("threadcount"), Some("5")); // -threads beats the file
+                                                     // A flag given after a -p of the same property wins, and the other way round.
+        let inv = parse(&args("run -p threadcount=3 -threads 4")).unwrap();
+        let p = build_properties(&[], &inv.cli_props).unwrap();
+        assert_eq!(p.get("threadcount"), Some("4"));
+        let inv = parse(&args("run -threads 4 -p threadcount=3")).unwrap();
+        let p = build_properties(&[], &inv.cli_props).unwrap();
+        assert_eq!(p.get("threadcount"), Some("3"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn builtin_workloads_by_name_and_path() {
+        let p = build_properties(&["workloads/workloadd".to_string()], &[]).unwrap();
+        assert_eq!(p.get("requestdistribution"), Some("latest"));
+        assert!(build_properties(&["workloadz".to_string()], &[]).is_err());
+    }
+
+    #[test]
+    fn value_with_equals_splits_at_first() {
+        let inv = parse(&args("run -p a=b=c")).unwrap();
+        assert_eq!(inv.cli_props, vec![("a".to_string(), "b=c".to_string())]);
+        assert!(matches!(
+            parse(&args("run -p novalue")),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(parse(&args("--help")), Err(Error::Help(_))));
+        assert!(matches!(parse(&args("frobnicate")), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn create_table_args() {
+        let inv = parse(&args("create-table -regions 30 --zk z:1 -p columnfamily=f")).unwrap();
+        let Command::CreateTable(c) = inv.command else {
+            panic!()
+        };
+        assert_eq!(c.regions, "30");
+    }
+}

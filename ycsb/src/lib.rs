@@ -1,0 +1,488 @@
+//! A YCSB-compatible benchmark driver for HBase, on the async `hbase-client`.
+//!
+//! `ycsb load` and `ycsb run` take YCSB's options and properties and print YCSB's report;
+//! each YCSB "thread" is a tokio task. [`execute`] runs one command line and returns the
+//! report, which is what the binary prints and what the integration tests check.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod db;
+pub mod generator;
+pub mod hbase;
+pub mod measurements;
+pub mod props;
+pub mod runner;
+pub mod util;
+pub mod workload;
+pub mod workloads;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cli::{build_properties, Command, CommonArgs};
+use db::MemoryDb;
+use measurements::{Exporter, IntervalMode, Measurements};
+use props::Properties;
+use runner::{RunConfig, RunResult};
+use workload::CoreWorkload;
+
+/// Everything that can stop a command. Each prints as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `--help` or `--version`: the text to print (not a failure).
+    #[error("{0}")]
+    Help(String),
+    /// The command line could not be parsed.
+    #[error("{0}")]
+    Usage(String),
+    /// A property or workload file is wrong.
+    #[error("{0}")]
+    Config(String),
+    /// The cluster could not be reached.
+    #[error("{0}")]
+    Connect(String),
+    /// HBase refused something during setup.
+    #[error("{0}")]
+    Hbase(String),
+    /// Writing the report failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What a command produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// What goes to stdout: the report, unless `exportfile` took it.
+    pub stdout: String,
+    /// The run's numbers (load and run only).
+    pub result: Option<RunResult>,
+}
+
+/// The binding names that mean HBase.
+pub const HBASE_BINDINGS: [&str; 9] = [
+    "hbase", "hbase1", "hbase10", "hbase12", "hbase14", "hbase2", "hbase20", "hbase22", "hbase26",
+];
+
+enum Binding {
+    Hbase,
+    Memory,
+}
+
+fn binding(p: &Properties) -> Result<Binding, Error> {
+    match p.get("db").map(str::trim) {
+        None | Some("") => Ok(Binding::Hbase),
+        Some(name) => {
+            let simple = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+            if HBASE_BINDINGS.contains(&simple.as_str())
+                || simple.starts_with("hbase") && simple.ends_with("client")
+            {
+                Ok(Binding::Hbase)
+            } else if simple == "memory" || simple == "basicdb" {
+                Ok(Binding::Memory)
+            } else {
+                Err(Error::Config(format!(
+                    "unknown binding {name:?}: this driver speaks HBase (hbase, hbase2, …) or `memory` for a dry run"
+                )))
+            }
+        }
+    }
+}
+
+/// Runs the binary with `args` (without the program name) and returns the exit code.
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ycsb: error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    let res = rt.block_on(execute(&args));
+    // Let the client's background tasks go without waiting for them.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    match res {
+        Ok(out) => {
+            print!("{}", out.stdout);
+            0
+        }
+        Err(Error::Help(text)) => {
+            print!("{text}");
+            0
+        }
+        Err(Error::Usage(text)) => {
+            eprint!("{text}");
+            2
+        }
+        Err(e) => {
+            eprintln!("ycsb: error: {e}");
+            1
+        }
+    }
+}
+
+/// Runs one command line (without the program name).
+pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
+    let inv = cli::parse(args)?;
+    match inv.command {
+        Command::Load(c) => run_phase(&c, &inv.cli_props, false, args).await,
+        Command::Run(c) => run_phase(&c, &inv.cli_props, true, args).await,
+        Command::CreateTable(c) => {
+            let p = build_properties(&c.common.files, &inv.cli_props)?;
+            let regions: i64 = c.regions.trim().parse().map_err(|_| {
+                Error::Config(format!("--regions {:?} is not a whole number", c.regions))
+            })?;
+            hbase::column_family(&p)?;
+            hbase::split_keys(&p, regions)?;
+            let client = hbase::connect(&p).await?;
+            let table = p.get_or("table", "usertable").trim().to_string();
+            let created = hbase::create_table(&client, &p, regions).await?;
+            let msg = if created {
+                format!("created table {table} with {regions} regions\n")
+            } else {
+                format!("table {table} already exists; left as it is\n")
+            };
+            Ok(Outcome {
+                stdout: msg,
+                result: None,
+            })
+        }
+    }
+}
+
+fn parse_percentiles(s: &str) -> Result<Vec<f64>, Error> {
+    s.split(',')
+        .map(|x| x.trim())
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "hdrhistogram.percentiles: {x:?} is not a percentile"
+                    ))
+                })
+        })
+        .collect()
+}
+
+fn nonneg(p: &Properties, key: &str, default: i64) -> Result<i64, Error> {
+    let v = p.i64_or(key, default)?;
+    if v < 0 {
+        return Err(Error::Config(format!("{key} cannot be negative")));
+    }
+    Ok(v)
+}
+
+/// Per-region-server counters of the run (`[RS host:port], Calls, n`, …): the difference of
+/// two client snapshots.
+fn server_breakdown(
+    before: &hbase_client::StatsSnapshot,
+    after: &hbase_client::StatsSnapshot,
+) -> Vec<measurements::ReportLine> {
+    let mut lines = Vec::new();
+    for s in &after.servers {
+        if before.server(&s.server) == Some(s) {
+            continue; // not used during the run (the master, for one)
+        }
+        let zero = hbase_client::ServerStats::default();
+        let b = before.server(&s.server).unwrap_or(&zero);
+        let metric = format!("RS {}", s.server);
+        for (name, now, then) in [
+            ("Calls", s.calls, b.calls),
+            ("MultiCalls", s.multi_calls, b.multi_calls),
+            ("Errors", s.errors, b.errors),
+            ("Retries", s.retries, b.retries),
+            ("Relocations", s.relocations, b.relocations),
+            ("BytesSent", s.bytes_sent, b.bytes_sent),
+            ("BytesReceived", s.bytes_received, b.bytes_received),
+        ] {
+            lines.push(measurements::ReportLine {
+                metric: metric.clone(),
+                measurement: name.to_string(),
+                value: measurements::Value::Int(now.saturating_sub(then) as i64),
+            });
+        }
+    }
+    lines
+}
+
+async fn run_phase(
+    c: &CommonArgs,
+    cli_props: &[(String, String)],
+    transactions: bool,
+    argv: &[String],
+) -> Result<Outcome, Error> {
+    let p = build_properties(&c.files, cli_props)?;
+
+    // Check everything before connecting: bad input writes nothing.
+    let threads = p.i64_or("threadcount", 1)?;
+    if threads < 1 {
+        return Err(Error::Config("threadcount must be at least 1".into()));
+    }
+    let target = p.f64_or("target", 0.0)?;
+    if target < 0.0 {
+        return Err(Error::Config("target cannot be negative".into()));
+    }
+    let opcount = if transactions {
+        nonneg(&p, "operationcount", 0)?
+    } else if p.contains("insertcount") {
+        nonneg(&p, "insertcount", 0)?
+    } else {
+        nonneg(&p, "recordcount", 0)?
+    };
+    let mtype = p
+        .get_or("measurementtype", "hdrhistogram")
+        .trim()
+        .to_string();
+    match mtype.as_str() {
+        "hdrhistogram" => {}
+        "hdrhistogram+histogram" | "histogram" | "timeseries" | "raw" => {
+            eprintln!("ycsb: measurementtype={mtype} is reported as hdrhistogram")
+        }
+        other => {
+            return Err(Error::Config(format!(
+                "unknown measurementtype {other:?} (hdrhistogram)"
+            )))
+        }
+    }
+    let percentiles = parse_percentiles(p.get_or("hdrhistogram.percentiles", "50,95,99,99.9"))?;
+    let mode_s = p.get_or("measurement.interval", "op");
+    let mode = IntervalMode::parse(mode_s).ok_or_else(|| {
+        Error::Config(format!(
+            "unknown measurement.interval {mode_s:?} (op, intended or both)"
+        ))
+    })?;
+    let exporter_s = p.get_or(
+        "exporter",
+        "site.ycsb.measurements.exporter.TextMeasurementsExporter",
+    );
+    let exporter = Exporter::parse(exporter_s).ok_or_else(|| {
+        Error::Config(format!(
+            "unknown exporter {exporter_s:?} (TextMeasurementsExporter, JSONMeasurementsExporter or JSONArrayMeasurementsExporter)"
+        ))
+    })?;
+    let export_file = p.get("exportfile").map(|s| s.trim().to_string());
+    let status_interval = nonneg(&p, "status.interval", 10)?.max(1);
+    let max_exec = nonneg(&p, "maxexecutiontime", 0)?;
+    let warmup = nonneg(&p, "warmuptime", 0)?;
+    let file_output = p.bool_or("hdrhistogram.fileoutput", false);
+    let hdr_path = p.get_or("hdrhistogram.output.path", "").to_string();
+    let status = p.bool_or("status", false);
+    let label = p.get_or("label", "").to_string();
+    let seed = match p.get("seed") {
+        Some(_) => Some(nonneg(&p, "seed", 0)? as u64),
+        None => None,
+    };
+    let create = !transactions && p.bool_or("createtable", false);
+    let presplit = p.i64_or("presplit", 10)?;
+
+    let measurements = Arc::new(Measurements::new(mode, percentiles, file_output));
+    let workload = Arc::new(CoreWorkload::new(&p, measurements.clone())?);
+    if transactions && !workload.has_operations() {
+        return Err(Error::Config(
+            "the operation proportions sum to 0: set readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion".into(),
+        ));
+    }
+
+    let binding = binding(&p)?;
+    if let Binding::Hbase = binding {
+        hbase::column_family(&p)?;
+        hbase::zk_quorum(&p);
+        if create {
+            hbase::split_keys(&p, presplit)?;
+        }
+    }
+    eprintln!("YCSB Client (ycsb-rs {})", env!("CARGO_PKG_VERSION"));
+    eprintln!("Command line: {}", argv.join(" "));
+    eprintln!("Loading workload...");
+    let cfg = RunConfig {
+        transactions,
+        threads: threads as usize,
+        target,
+        opcount: opcount as u64,
+        status,
+        status_interval: Duration::from_secs(status_interval as u64),
+        label,
+        max_execution_time: (max_exec > 0).then(|| Duration::from_secs(max_exec as u64)),
+        warmup: (warmup > 0).then(|| Duration::from_secs(warmup as u64)),
+        seed,
+    };
+    let result = match binding {
+        Binding::Memory => {
+            eprintln!("Starting test.");
+            runner::run(&cfg, workload, MemoryDb::new(), measurements.clone()).await
+        }
+        Binding::Hbase => {
+            let client = hbase::connect(&p).await?;
+            if create {
+                let table = p.get_or("table", "usertable").trim();
+                if hbase::create_table(&client, &p, presplit).await? {
+                    eprintln!("Created table {table} with {presplit} regions.");
+                }
+            }
+            let db = hbase::HbaseDb::open(&client, &p, !transactions).await?;
+            eprintln!("Starting test.");
+            let before = client.stats();
+            let mut result = runner::run(&cfg, workload, db, measurements.clone()).await;
+            let servers = server_breakdown(&before, &client.stats());
+            for chunk in servers.chunks(7) {
+                let v: Vec<String> = chunk
+                    .iter()
+                    .map(|l| match l.value {
+                        measurements::Value::Int(i) => format!("{}={i}", l.measurement),
+                        measurements::Value::Float(f) => format!("{}={f}", l.measurement),
+                    })
+                    .collect();
+                eprintln!("[{}] {}", chunk[0].metric, v.join(", "));
+            }
+            if p.bool_or("regionserver.breakdown", false) {
+                result.lines.extend(servers);
+            }
+            result
+        }
+    };
+    for w in &result.warnings {
+        eprintln!("ycsb: warning: {w}");
+    }
+    if file_output {
+        for m in measurements.all() {
+            let path = std::path::PathBuf::from(format!("{hdr_path}{}.hdr", m.name()));
+            measurements::write_hdr_log(&path, measurements.base_wall(), &m.logged_intervals())
+                .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+        }
+    }
+    let report = exporter.render(&result.lines);
+    let stdout = match export_file {
+        Some(path) if !path.is_empty() => {
+            std::fs::write(&path, &report)
+                .map_err(|e| Error::Io(format!("cannot write exportfile {path:?}: {e}")))?;
+            String::new()
+        }
+        _ => report,
+    };
+    Ok(Outcome {
+        stdout,
+        result: Some(result),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("ycsb-lib-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn memory_load_with_json_array_exporter_to_file() {
+        let dir = tmp("json");
+        let file = dir.join("out.json");
+        let line = format!(
+            "load memory -P workloada -p recordcount=500 -threads 4 -p exporter=site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter -p exportfile={}",
+            file.display()
+        );
+        let out = execute(&args(&line)).await.unwrap();
+        assert_eq!(out.stdout, "");
+        let json = std::fs::read_to_string(&file).unwrap();
+        assert!(json
+            .starts_with("[ {\n  \"metric\" : \"OVERALL\",\n  \"measurement\" : \"RunTime(ms)\""));
+        assert!(json.contains(
+            "\"metric\" : \"INSERT\",\n  \"measurement\" : \"Return=OK\",\n  \"value\" : 500\n}"
+        ));
+        assert!(json.ends_with("} ]\n"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bad_input_writes_nothing() {
+        let dir = tmp("bad");
+        let file = dir.join("out.txt");
+        for bad in [
+            "-P workloadz",
+            "-P workloada -p requestdistribution=pareto",
+            "-P workloada -p operationcount=many",
+            "-P workloada -p readproportion=0 -p updateproportion=0",
+            "-P workloada -p exporter=XmlExporter",
+            "-P workloada -p measurement.interval=sometimes",
+            "-P workloada -db cassandra",
+        ] {
+            let line = format!("run memory {bad} -p exportfile={}", file.display());
+            let err = execute(&args(&line)).await.unwrap_err();
+            assert!(matches!(err, Error::Config(_)), "{bad}: {err:?}");
+            assert!(!err.to_string().contains('\n'), "{err}");
+            assert!(!file.exists(), "{bad}");
+        }
+        // The HBase binding needs a column family, checked before connecting.
+        let err = execute(&args("run --zk 127.0.0.1:1 -P workloada"))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("columnfamily"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn maxexecutiontime_with_unlimited_operations() {
+        let t0 = std::time::Instant::now();
+        let out = execute(&args(
+            "run memory -P workloadc -p operationcount=0 -p maxexecutiontime=1 -threads 2 -target 200",
+        ))
+        .await
+        .unwrap();
+        let secs = t0.elapsed().as_secs_f64();
+        assert!((0.9..2.0).contains(&secs), "{secs}");
+        let r = out.result.unwrap();
+        assert!(r.ops > 100 && r.ops < 300, "{}", r.ops);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn warmup_is_not_measured() {
+        let out = execute(&args(
+            "load memory -P workloada -p recordcount=300 -threads 1 -target 200 -p warmuptime=1",
+        ))
+        .await
+        .unwrap();
+        let r = out.result.unwrap();
+        // 300 inserts at 200/s take 1.5 s; the first second is warmup.
+        assert!(r.ops > 60 && r.ops < 140, "{}", r.ops);
+        assert!(r.runtime_ms > 300 && r.runtime_ms < 800, "{}", r.runtime_ms);
+        let text = out.stdout;
+        let n: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("[INSERT], Operations, "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(n, r.ops);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn hdr_interval_logs() {
+        let dir = tmp("hdr");
+        let prefix = format!("{}/", dir.display());
+        let out = execute(&args(&format!(
+            "load memory -P workloada -p recordcount=100 -p hdrhistogram.fileoutput=true -p hdrhistogram.output.path={prefix}"
+        )))
+        .await
+        .unwrap();
+        assert!(out.stdout.contains("[INSERT], Operations, 100"));
+        let log = std::fs::read_to_string(dir.join("INSERT.hdr")).unwrap();
+        assert!(log.contains("#[StartTime: "), "{log}");
+        assert!(
+            log.lines().any(|l| !l.starts_with('#') && l.contains(',')),
+            "{log}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,165 @@
+//! Small pieces YCSB users can see: FNV-1a-64 key hashing, Java's `String.hashCode`, and number
+//! formatting the way Java prints it (`Double.toString`, `DecimalFormat("#.##")`).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const FNV_OFFSET_BASIS_64: i64 = 0xCBF2_9CE4_8422_2325_u64 as i64;
+const FNV_PRIME_64: i64 = 1_099_511_628_211;
+
+/// YCSB's `Utils.fnvhash64`: FNV-1a over the 8 bytes of `val`, least significant byte first,
+/// then the absolute value (`i64::MIN` stays negative, as `Math.abs` leaves it).
+pub fn fnvhash64(val: i64) -> i64 {
+    let mut v = val;
+    let mut hash = FNV_OFFSET_BASIS_64;
+    for _ in 0..8 {
+        let octet = v & 0xff;
+        v >>= 8;
+        hash ^= octet;
+        hash = hash.wrapping_mul(FNV_PRIME_64);
+    }
+    hash.wrapping_abs()
+}
+
+/// Java's `String.hashCode` over the UTF-16 code units of `s`.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+}
+
+/// A double as Java's `Double.toString` prints it: at least one digit after the point, and
+/// computerized scientific notation (`1.0E7`) outside `[1e-3, 1e7)`.
+pub fn java_double(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    let abs = d.abs();
+    if (1e-3..1e7).contains(&abs) {
+        let s = format!("{d}");
+        if s.contains('.') {
+            s
+        } else {
+            s + ".0"
+        }
+    } else {
+        let s = format!("{d:e}");
+        let (mantissa, exp) = s.split_once('e').expect("exponent form");
+        if mantissa.contains('.') {
+            format!("{mantissa}E{exp}")
+        } else {
+            format!("{mantissa}.0E{exp}")
+        }
+    }
+}
+
+/// Java's `new DecimalFormat("#.##").format(d)`: at most two decimals (half-even), no trailing
+/// zeros, no point for whole numbers.
+pub fn decimal_2(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "∞" } else { "-∞" }.into();
+    }
+    let mut s = format!("{d:.2}");
+    if s.contains('.') {
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+    }
+    s
+}
+
+/// The wall-clock time as YCSB's status line prints it, `yyyy-MM-dd HH:mm:ss:SSS` (UTC).
+pub fn status_timestamp(now: SystemTime) -> String {
+    let d = now.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let millis = d.subsec_millis();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, day) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{day:02} {:02}:{:02}:{:02}:{millis:03}",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_matches_ycsb() {
+        assert_eq!(fnvhash64(0), 6284781860667377211);
+        assert_eq!(fnvhash64(1), 8517097267634966620);
+        assert_eq!(fnvhash64(5), 1000385178204227360);
+    }
+
+    #[test]
+    fn java_hash_code() {
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("a"), 97);
+        assert_eq!(java_string_hash("hello"), 99162322);
+        assert_eq!(java_string_hash("user1:field0:"), {
+            let mut h = 0i32;
+            for b in "user1:field0:".bytes() {
+                h = h.wrapping_mul(31).wrapping_add(b as i32);
+            }
+            h
+        });
+    }
+
+    #[test]
+    fn double_to_string_like_java() {
+        assert_eq!(java_double(0.0), "0.0");
+        assert_eq!(java_double(1.0), "1.0");
+        assert_eq!(java_double(1234.5), "1234.5");
+        assert_eq!(java_double(3247.9024390243903), "3247.9024390243903");
+        assert_eq!(java_double(0.001), "0.001");
+        assert_eq!(java_double(0.0001), "1.0E-4");
+        assert_eq!(java_double(1.0e7), "1.0E7");
+        assert_eq!(java_double(12345678.9), "1.23456789E7");
+        assert_eq!(java_double(9999999.0), "9999999.0");
+        assert_eq!(java_double(f64::NAN), "NaN");
+        assert_eq!(java_double(f64::INFINITY), "Infinity");
+    }
+
+    #[test]
+    fn decimal_format_two_places() {
+        assert_eq!(decimal_2(3.0), "3");
+        assert_eq!(decimal_2(1234.5), "1234.5");
+        assert_eq!(decimal_2(2.345678), "2.35");
+        assert_eq!(decimal_2(0.004), "0");
+        assert_eq!(decimal_2(100.10), "100.1");
+    }
+
+    #[test]
+    fn timestamp_format() {
+        let t = UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123);
+        assert_eq!(status_timestamp(t), "2023-11-14 22:13:20:123");
+    }
+}

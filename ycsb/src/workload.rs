@@ -1,0 +1,797 @@
+//! YCSB's `CoreWorkload`: keys, values, the operation mix and the request distributions, with
+//! YCSB's properties and defaults.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::db::{Db, Record, Status};
+use crate::generator::{
+    AcknowledgedCounter, Counter, Discrete, Exponential, FieldLength, HistogramGen, Hotspot,
+    ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian, ZIPFIAN_CONSTANT,
+};
+use crate::measurements::Measurements;
+use crate::props::Properties;
+use crate::util::{fnvhash64, java_string_hash};
+use crate::Error;
+
+/// The workload classes accepted in `workload=`.
+pub const WORKLOAD_CLASSES: [&str; 2] = [
+    "site.ycsb.workloads.CoreWorkload",
+    "com.yahoo.ycsb.workloads.CoreWorkload",
+];
+
+/// A transaction-phase operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// READ
+    Read,
+    /// UPDATE
+    Update,
+    /// INSERT
+    Insert,
+    /// SCAN
+    Scan,
+    /// READ-MODIFY-WRITE
+    ReadModifyWrite,
+}
+
+/// YCSB's key: `user` + zero padding + the (hashed unless ordered) key number.
+pub fn build_key_name(keynum: i64, zero_padding: usize, ordered: bool) -> String {
+    let k = if ordered { keynum } else { fnvhash64(keynum) };
+    let digits = k.to_string();
+    let fill = zero_padding.saturating_sub(digits.len());
+    let mut s = String::with_capacity(4 + fill + digits.len());
+    s.push_str("user");
+    for _ in 0..fill {
+        s.push('0');
+    }
+    s.push_str(&digits);
+    s
+}
+
+/// `buildDeterministicValue`: `key:field`, then `:hashCode` of what is there while shorter than
+/// `size`, truncated to `size`.
+pub fn deterministic_value(key: &str, field: &str, size: usize) -> String {
+    let mut s = String::with_capacity(size + 16);
+    s.push_str(key);
+    s.push(':');
+    s.push_str(field);
+    while s.len() < size {
+        let h = java_string_hash(&s);
+        s.push(':');
+        s.push_str(&h.to_string());
+    }
+    s.truncate(size);
+    s
+}
+
+/// YCSB's `RandomByteIterator`: printable ASCII, six characters per random 32-bit number.
+pub fn random_value<R: Rng + ?Sized>(len: usize, rng: &mut R) -> Bytes {
+    let mut v = Vec::with_capacity(len + 6);
+    while v.len() < len {
+        let r: i32 = rng.random();
+        v.push(b' ' + (r & 31) as u8);
+        v.push(b' ' + ((r >> 5) & 63) as u8);
+        v.push(b' ' + ((r >> 10) & 95) as u8);
+        v.push(b' ' + ((r >> 15) & 31) as u8);
+        v.push(b' ' + ((r >> 20) & 63) as u8);
+        v.push(b' ' + ((r >> 25) & 95) as u8);
+    }
+    v.truncate(len);
+    Bytes::from(v)
+}
+
+/// Chooses key numbers for reads, updates and scans (`requestdistribution`).
+#[derive(Debug, Clone)]
+pub enum KeyChooser {
+    /// uniform
+    Uniform(UniformLong),
+    /// sequential
+    Sequential(Sequential),
+    /// hotspot
+    Hotspot(Hotspot),
+    /// exponential (distance back from the latest insert)
+    Exponential(Exponential),
+    /// latest
+    Latest(SkewedLatest),
+    /// zipfian (scrambled)
+    Zipfian(ScrambledZipfian),
+}
+
+#[derive(Debug, Clone)]
+enum ScanLength {
+    Uniform(UniformLong),
+    Zipfian(Zipfian),
+}
+
+/// The per-task part of the workload: random source and generators with per-draw state.
+pub struct TaskState {
+    rng: SmallRng,
+    key_chooser: KeyChooser,
+    field_length: FieldLength,
+    scan_length: ScanLength,
+    /// The intended start of the next operation (set by `-target` pacing).
+    pub intended_start: Option<Instant>,
+}
+
+/// The workload, shared by every task.
+pub struct CoreWorkload {
+    /// Table name.
+    pub table: String,
+    /// Field names, `field0`…
+    pub field_names: Vec<String>,
+    field_length: FieldLength,
+    read_all_fields: bool,
+    read_all_fields_by_name: bool,
+    write_all_fields: bool,
+    data_integrity: bool,
+    op_chooser: Discrete<Op>,
+    key_chooser: KeyChooser,
+    field_chooser: UniformLong,
+    scan_length: ScanLength,
+    ordered_inserts: bool,
+    zero_padding: usize,
+    insert_retry_limit: i64,
+    insert_retry_interval: Duration,
+    key_sequence: Counter,
+    /// Run-phase insert keys.
+    pub transaction_insert_keys: Arc<AcknowledgedCounter>,
+    /// `recordcount` (0 became `i32::MAX`).
+    pub record_count: i64,
+    /// `insertstart`.
+    pub insert_start: i64,
+    /// `insertcount`.
+    pub insert_count: i64,
+    measurements: Arc<Measurements>,
+    report_latency_for_each_error: bool,
+    latency_tracked_errors: Vec<String>,
+    stop: AtomicBool,
+}
+
+fn unknown(what: &str, value: &str, choices: &str) -> Error {
+    Error::Config(format!("unknown {what} {value:?} (choose {choices})"))
+}
+
+impl CoreWorkload {
+    /// Builds the workload from the properties, checking everything before anything runs.
+    pub fn new(p: &Properties, measurements: Arc<Measurements>) -> Result<CoreWorkload, Error> {
+        if let Some(class) = p.get("workload") {
+            if !WORKLOAD_CLASSES.contains(&class.trim()) {
+                return Err(Error::Config(format!(
+                    "unknown workload class {class:?}; only CoreWorkload (site.ycsb.workloads.CoreWorkload) is supported"
+                )));
+            }
+        }
+        let table = p.get_or("table", "usertable").trim().to_string();
+        let field_count = p.i64_or("fieldcount", 10)?;
+        if field_count < 1 {
+            return Err(Error::Config("fieldcount must be at least 1".into()));
+        }
+        let prefix = p.get_or("fieldnameprefix", "field");
+        let field_names: Vec<String> = (0..field_count).map(|i| format!("{prefix}{i}")).collect();
+        let field_length_max = p.i64_or("fieldlength", 100)?;
+        let min_field_length = p.i64_or("minfieldlength", 1)?;
+        let fl_dist = p.get_or("fieldlengthdistribution", "constant").trim();
+        let field_length = match fl_dist {
+            "constant" => FieldLength::Constant(field_length_max),
+            "uniform" => FieldLength::Uniform(UniformLong::new(min_field_length, field_length_max)),
+            "zipfian" => FieldLength::Zipfian(Zipfian::new(
+                min_field_length,
+                field_length_max,
+                ZIPFIAN_CONSTANT,
+            )),
+            "histogram" => {
+                let file = p.get_or("fieldlengthhistogram", "hist.txt");
+                let text = std::fs::read_to_string(file).map_err(|e| {
+                    Error::Config(format!("cannot read fieldlengthhistogram {file:?}: {e}"))
+                })?;
+                FieldLength::Histogram(
+                    HistogramGen::parse(&text).map_err(|e| {
+                        Error::Config(format!("fieldlengthhistogram {file:?}: {e}"))
+                    })?,
+                )
+            }
+            other => {
+                return Err(unknown(
+                    "fieldlengthdistribution",
+                    other,
+                    "constant, uniform, zipfian or histogram",
+                ))
+            }
+        };
+        let read_all_fields = p.bool_or("readallfields", true);
+        let read_all_fields_by_name = p.bool_or("readallfieldsbyname", false);
+        let write_all_fields = p.bool_or("writeallfields", false);
+        let data_integrity = p.bool_or("dataintegrity", false);
+        if data_integrity && fl_dist != "constant" {
+            return Err(Error::Config(
+                "dataintegrity=true needs fieldlengthdistribution=constant".into(),
+            ));
+        }
+
+        let read_p = p.f64_or("readproportion", 0.95)?;
+        let update_p = p.f64_or("updateproportion", 0.05)?;
+        let insert_p = p.f64_or("insertproportion", 0.0)?;
+        let scan_p = p.f64_or("scanproportion", 0.0)?;
+        let rmw_p = p.f64_or("readmodifywriteproportion", 0.0)?;
+        let mut op_chooser = Discrete::default();
+        for (w, op) in [
+            (read_p, Op::Read),
+            (update_p, Op::Update),
+            (insert_p, Op::Insert),
+            (scan_p, Op::Scan),
+            (rmw_p, Op::ReadModifyWrite),
+        ] {
+            if w < 0.0 {
+                return Err(Error::Config(
+                    "operation proportions cannot be negative".into(),
+                ));
+            }
+            if w > 0.0 {
+                op_chooser.add(w, op);
+            }
+        }
+
+        let mut record_count = p.i64_or("recordcount", 0)?;
+        if record_count == 0 {
+            record_count = i32::MAX as i64;
+        }
+        let insert_start = p.i64_or("insertstart", 0)?;
+        let insert_count = p.i64_or("insertcount", record_count - insert_start)?;
+        if record_count < insert_start + insert_count {
+            return Err(Error::Config(format!(
+                "recordcount ({record_count}) must be at least insertstart + insertcount ({})",
+                insert_start + insert_count
+            )));
+        }
+        let zero_padding = p.i64_or("zeropadding", 1)?.max(0) as usize;
+        let ordered_inserts = p.get_or("insertorder", "hashed").trim() != "hashed";
+        let zipf_constant = p.f64_or("zipfian.constant", ZIPFIAN_CONSTANT)?;
+        if !(zipf_constant > 0.0 && zipf_constant != 1.0) {
+            return Err(Error::Config(
+                "zipfian.constant must be above 0 and not 1".into(),
+            ));
+        }
+
+        let transaction_insert_keys = Arc::new(AcknowledgedCounter::new(record_count));
+        let dist = p.get_or("requestdistribution", "uniform").trim();
+        let last_key = insert_start + insert_count - 1;
+        let key_chooser = match dist {
+            "uniform" => KeyChooser::Uniform(UniformLong::new(insert_start, last_key)),
+            "exponential" => {
+                let percentile = p.f64_or("exponential.percentile", 95.0)?;
+                let frac = p.f64_or("exponential.frac", 0.8571428571)?;
+                KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
+            }
+            "sequential" => KeyChooser::Sequential(Sequential::new(insert_start, last_key)),
+            "zipfian" => {
+                // YCSB needs operationcount here (and crashes without it); it defaults to 0.
+                let opcount = p.i64_or("operationcount", 0)?;
+                let expected_new_keys = (opcount as f64 * insert_p * 2.0) as i32 as i64;
+                KeyChooser::Zipfian(ScrambledZipfian::new(
+                    insert_start,
+                    insert_start + insert_count + expected_new_keys,
+                    zipf_constant,
+                ))
+            }
+            "latest" => KeyChooser::Latest(SkewedLatest::new(
+                transaction_insert_keys.clone(),
+                zipf_constant,
+            )),
+            "hotspot" => KeyChooser::Hotspot(Hotspot::new(
+                insert_start,
+                last_key,
+                p.f64_or("hotspotdatafraction", 0.2)?,
+                p.f64_or("hotspotopnfraction", 0.8)?,
+            )),
+            other => {
+                return Err(unknown(
+                    "requestdistribution",
+                    other,
+                    "uniform, zipfian, latest, hotspot, sequential or exponential",
+                ))
+            }
+        };
+        let min_scan = p.i64_or("minscanlength", 1)?;
+        let max_scan = p.i64_or("maxscanlength", 1000)?;
+        if min_scan < 1 || max_scan < min_scan {
+            return Err(Error::Config(
+                "scan lengths need 1 <= minscanlength <= maxscanlength".into(),
+            ));
+        }
+        let scan_length = match p.get_or("scanlengthdistribution", "uniform").trim() {
+            "uniform" => ScanLength::Uniform(UniformLong::new(min_scan, max_scan)),
+            "zipfian" => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan, ZIPFIAN_CONSTANT)),
+            other => {
+                return Err(unknown(
+                    "scanlengthdistribution",
+                    other,
+                    "uniform or zipfian",
+                ))
+            }
+        };
+        let tracked = p
+            .get_or("latencytrackederrors", "")
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        Ok(CoreWorkload {
+            table,
+            field_names,
+            field_length,
+            read_all_fields,
+            read_all_fields_by_name,
+            write_all_fields,
+            data_integrity,
+            op_chooser,
+            key_chooser,
+            field_chooser: UniformLong::new(0, field_count - 1),
+            scan_length,
+            ordered_inserts,
+            zero_padding,
+            insert_retry_limit: p.i64_or("core_workload_insertion_retry_limit", 0)?,
+            insert_retry_interval: Duration::from_secs(
+                p.i64_or("core_workload_insertion_retry_interval", 3)?
+                    .max(0) as u64,
+            ),
+            key_sequence: Counter::new(insert_start),
+            transaction_insert_keys,
+            record_count,
+            insert_start,
+            insert_count,
+            measurements,
+            report_latency_for_each_error: p.bool_or("reportlatencyforeacherror", false),
+            latency_tracked_errors: tracked,
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    /// True when the transaction phase has operations to choose from.
+    pub fn has_operations(&self) -> bool {
+        !self.op_chooser.is_empty()
+    }
+
+    /// Asks every task to stop after its current operation.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// True once a stop was requested.
+    pub fn is_stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// A task's state, seeded from the OS (or from `seed`, for reproducible tests).
+    pub fn init_task(&self, seed: Option<u64>) -> TaskState {
+        let rng = match seed {
+            Some(s) => SmallRng::seed_from_u64(s),
+            None => SmallRng::from_rng(&mut rand::rng()),
+        };
+        TaskState {
+            rng,
+            key_chooser: self.key_chooser.clone(),
+            field_length: self.field_length.clone(),
+            scan_length: self.scan_length.clone(),
+            intended_start: None,
+        }
+    }
+
+    /// The key for key number `keynum`.
+    pub fn key(&self, keynum: i64) -> String {
+        build_key_name(keynum, self.zero_padding, self.ordered_inserts)
+    }
+
+    fn next_keynum(&self, st: &mut TaskState) -> i64 {
+        let ack = &self.transaction_insert_keys;
+        if let KeyChooser::Exponential(g) = &st.key_chooser {
+            loop {
+                let k = ack.last_value() - g.next(&mut st.rng) as i32 as i64;
+                if k >= 0 {
+                    return k;
+                }
+            }
+        }
+        loop {
+            let k = match &mut st.key_chooser {
+                KeyChooser::Uniform(g) => g.next(&mut st.rng),
+                KeyChooser::Sequential(g) => g.next(),
+                KeyChooser::Hotspot(g) => g.next(&mut st.rng),
+                KeyChooser::Latest(g) => g.next(&mut st.rng),
+                KeyChooser::Zipfian(g) => g.next(&mut st.rng),
+                KeyChooser::Exponential(_) => unreachable!(),
+            } as i32 as i64;
+            if k <= ack.last_value() {
+                return k;
+            }
+        }
+    }
+
+    fn field_length(&self, st: &mut TaskState) -> usize {
+        st.field_length.next(&mut st.rng).max(0) as usize
+    }
+
+    fn value_for(&self, st: &mut TaskState, key: &str, field: &str) -> Bytes {
+        let len = self.field_length(st);
+        if self.data_integrity {
+            Bytes::from(deterministic_value(key, field, len))
+        } else {
+            random_value(len, &mut st.rng)
+        }
+    }
+
+    fn build_values(&self, st: &mut TaskState, key: &str) -> Record {
+        self.field_names
+            .iter()
+            .map(|f| (f.clone(), self.value_for(st, key, f)))
+            .collect()
+    }
+
+    fn build_single_value(&self, st: &mut TaskState, key: &str) -> Record {
+        let f = self.field_names[self.field_chooser.next(&mut st.rng) as usize].clone();
+        let v = self.value_for(st, key, &f);
+        vec![(f, v)]
+    }
+
+    fn read_fields(&self, st: &mut TaskState) -> Option<Vec<String>> {
+        if !self.read_all_fields {
+            let f = &self.field_names[self.field_chooser.next(&mut st.rng) as usize];
+            Some(vec![f.clone()])
+        } else if self.data_integrity || self.read_all_fields_by_name {
+            Some(self.field_names.clone())
+        } else {
+            None
+        }
+    }
+
+    fn measure(&self, op: &str, status: Status, intended: Instant, start: Instant, end: Instant) {
+        let name = if status.is_ok() {
+            op.to_string()
+        } else if self.report_latency_for_each_error
+            || self
+                .latency_tracked_errors
+                .iter()
+                .any(|e| e == status.name())
+        {
+            format!("{op}-{}", status.name())
+        } else {
+            format!("{op}-FAILED")
+        };
+        let m = &self.measurements;
+        m.measure(&name, end.duration_since(start).as_micros() as i64);
+        m.measure_intended(&name, end.duration_since(intended).as_micros() as i64);
+        m.report_status(op, status.name());
+    }
+
+    async fn db_read<D: Db>(
+        &self,
+        db: &D,
+        st: &TaskState,
+        key: &str,
+        fields: Option<&[String]>,
+        out: &mut Record,
+    ) -> Status {
+        let start = Instant::now();
+        let s = db.read(&self.table, key, fields, out).await;
+        self.measure(
+            "READ",
+            s,
+            st.intended_start.unwrap_or(start),
+            start,
+            Instant::now(),
+        );
+        s
+    }
+
+    async fn db_update<D: Db>(&self, db: &D, st: &TaskState, key: &str, values: Record) -> Status {
+        let start = Instant::now();
+        let s = db.update(&self.table, key, values).await;
+        self.measure(
+            "UPDATE",
+            s,
+            st.intended_start.unwrap_or(start),
+            start,
+            Instant::now(),
+        );
+        s
+    }
+
+    async fn db_insert<D: Db>(&self, db: &D, st: &TaskState, key: &str, values: Record) -> Status {
+        let start = Instant::now();
+        let s = db.insert(&self.table, key, values).await;
+        self.measure(
+            "INSERT",
+            s,
+            st.intended_start.unwrap_or(start),
+            start,
+            Instant::now(),
+        );
+        s
+    }
+
+    /// Times a task's cleanup as `CLEANUP` (no return code, as in YCSB).
+    pub async fn db_cleanup<D: Db>(&self, db: &D) {
+        let start = Instant::now();
+        db.cleanup().await;
+        let end = Instant::now();
+        let us = end.duration_since(start).as_micros() as i64;
+        self.measurements.measure("CLEANUP", us);
+        self.measurements.measure_intended("CLEANUP", us);
+    }
+
+    /// One load-phase insert. False when it failed (after the configured retries).
+    pub async fn do_insert<D: Db>(&self, db: &D, st: &mut TaskState) -> bool {
+        let keynum = self.key_sequence.next_value();
+        let key = self.key(keynum);
+        let values = self.build_values(st, &key);
+        let mut retries = 0;
+        loop {
+            let s = self.db_insert(db, st, &key, values.clone()).await;
+            if s.is_ok() {
+                return true;
+            }
+            retries += 1;
+            if retries > self.insert_retry_limit {
+                return false;
+            }
+            let jitter: f64 = st.rng.random_range(0.8..1.2);
+            tokio::time::sleep(self.insert_retry_interval.mul_f64(jitter)).await;
+        }
+    }
+
+    /// One transaction-phase operation. False when there is nothing to do.
+    pub async fn do_transaction<D: Db>(&self, db: &D, st: &mut TaskState) -> bool {
+        if self.op_chooser.is_empty() {
+            return false;
+        }
+        match self.op_chooser.next(&mut st.rng) {
+            Op::Read => self.tx_read(db, st).await,
+            Op::Update => self.tx_update(db, st).await,
+            Op::Insert => self.tx_insert(db, st).await,
+            Op::Scan => self.tx_scan(db, st).await,
+            Op::ReadModifyWrite => self.tx_rmw(db, st).await,
+        }
+        true
+    }
+
+    async fn tx_read<D: Db>(&self, db: &D, st: &mut TaskState) {
+        let keynum = self.next_keynum(st);
+        let key = self.key(keynum);
+        let fields = self.read_fields(st);
+        let mut cells = Record::new();
+        self.db_read(db, st, &key, fields.as_deref(), &mut cells)
+            .await;
+        if self.data_integrity {
+            self.verify_row(&key, &cells);
+        }
+    }
+
+    async fn tx_update<D: Db>(&self, db: &D, st: &mut TaskState) {
+        let keynum = self.next_keynum(st);
+        let key = self.key(keynum);
+        let values = if self.write_all_fields {
+            self.build_values(st, &key)
+        } else {
+            self.build_single_value(st, &key)
+        };
+        self.db_update(db, st, &key, values).await;
+    }
+
+    async fn tx_insert<D: Db>(&self, db: &D, st: &mut TaskState) {
+        let keynum = self.transaction_insert_keys.next_value();
+        let key = self.key(keynum);
+        let values = self.build_values(st, &key);
+        self.db_insert(db, st, &key, values).await;
+        if let Err(e) = self.transaction_insert_keys.acknowledge(keynum) {
+            eprintln!("ycsb: {e}");
+        }
+    }
+
+    async fn tx_scan<D: Db>(&self, db: &D, st: &mut TaskState) {
+        let keynum = self.next_keynum(st);
+        let key = self.key(keynum);
+        let len = match &mut st.scan_length {
+            ScanLength::Uniform(g) => g.next(&mut st.rng),
+            ScanLength::Zipfian(g) => g.next(&mut st.rng),
+        }
+        .max(1) as usize;
+        let fields = if !self.read_all_fields {
+            let f = &self.field_names[self.field_chooser.next(&mut st.rng) as usize];
+            Some(vec![f.clone()])
+        } else {
+            None
+        };
+        let mut out = Vec::new();
+        let start = Instant::now();
+        let s = db
+            .scan(&self.table, &key, len, fields.as_deref(), &mut out)
+            .await;
+        self.measure(
+            "SCAN",
+            s,
+            st.intended_start.unwrap_or(start),
+            start,
+            Instant::now(),
+        );
+    }
+
+    async fn tx_rmw<D: Db>(&self, db: &D, st: &mut TaskState) {
+        let keynum = self.next_keynum(st);
+        let key = self.key(keynum);
+        let fields = self.read_fields(st);
+        let values = if self.write_all_fields {
+            self.build_values(st, &key)
+        } else {
+            self.build_single_value(st, &key)
+        };
+        let mut cells = Record::new();
+        let start = Instant::now();
+        let intended = st.intended_start.unwrap_or(start);
+        self.db_read(db, st, &key, fields.as_deref(), &mut cells)
+            .await;
+        self.db_update(db, st, &key, values).await;
+        let end = Instant::now();
+        if self.data_integrity {
+            self.verify_row(&key, &cells);
+        }
+        self.measurements.measure(
+            "READ-MODIFY-WRITE",
+            end.duration_since(start).as_micros() as i64,
+        );
+        self.measurements.measure_intended(
+            "READ-MODIFY-WRITE",
+            end.duration_since(intended).as_micros() as i64,
+        );
+    }
+
+    fn verify_row(&self, key: &str, cells: &Record) {
+        let start = Instant::now();
+        let status = if cells.is_empty() {
+            Status::Error
+        } else {
+            let size = match &self.field_length {
+                FieldLength::Constant(n) => (*n).max(0) as usize,
+                _ => 0,
+            };
+            if cells
+                .iter()
+                .all(|(f, v)| v[..] == *deterministic_value(key, f, size).as_bytes())
+            {
+                Status::Ok
+            } else {
+                Status::UnexpectedState
+            }
+        };
+        self.measurements
+            .measure("VERIFY", start.elapsed().as_micros() as i64);
+        self.measurements.report_status("VERIFY", status.name());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::MemoryDb;
+    use crate::measurements::{render_text, IntervalMode};
+
+    #[test]
+    fn key_vectors() {
+        let expect = [
+            "user6284781860667377211",
+            "user8517097267634966620",
+            "user1820151046732198393",
+            "user4052466453699787802",
+            "user3232700585171816769",
+            "user1000385178204227360",
+        ];
+        for (i, e) in expect.iter().enumerate() {
+            assert_eq!(build_key_name(i as i64, 1, false), *e);
+        }
+        assert_eq!(build_key_name(42, 1, true), "user42");
+        assert_eq!(build_key_name(42, 5, true), "user00042");
+        assert_eq!(
+            build_key_name(0, 25, false),
+            "user0000006284781860667377211"
+        );
+    }
+
+    #[test]
+    fn deterministic_values() {
+        let v = deterministic_value("user1", "field0", 100);
+        assert_eq!(v.len(), 100);
+        assert!(v.starts_with("user1:field0:"));
+        let h = java_string_hash("user1:field0");
+        assert!(v.starts_with(&format!("user1:field0:{h}")));
+        assert_eq!(deterministic_value("user1", "field0", 5), "user1");
+    }
+
+    #[test]
+    fn random_values_are_printable() {
+        let mut r = SmallRng::seed_from_u64(1);
+        let v = random_value(100, &mut r);
+        assert_eq!(v.len(), 100);
+        // As in YCSB, `(r >> 25) & 95` can reach 0x7F.
+        assert!(v.iter().all(|&b| (b' '..=0x7f).contains(&b)));
+    }
+
+    fn props(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(*k, *v);
+        }
+        p
+    }
+
+    fn measurements() -> Arc<Measurements> {
+        Arc::new(Measurements::new(IntervalMode::Op, vec![95.0], false))
+    }
+
+    #[test]
+    fn bad_config_is_rejected() {
+        for pairs in [
+            vec![("requestdistribution", "pareto")],
+            vec![("recordcount", "1k")],
+            vec![("workload", "site.ycsb.workloads.RestWorkload")],
+            vec![
+                ("dataintegrity", "true"),
+                ("fieldlengthdistribution", "uniform"),
+            ],
+            vec![
+                ("recordcount", "10"),
+                ("insertstart", "5"),
+                ("insertcount", "10"),
+            ],
+        ] {
+            assert!(
+                CoreWorkload::new(&props(&pairs), measurements()).is_err(),
+                "{pairs:?}"
+            );
+        }
+        let w = CoreWorkload::new(
+            &props(&[("workload", "com.yahoo.ycsb.workloads.CoreWorkload")]),
+            measurements(),
+        )
+        .unwrap();
+        assert_eq!(w.record_count, i32::MAX as i64);
+        let none = props(&[("readproportion", "0"), ("updateproportion", "0")]);
+        assert!(!CoreWorkload::new(&none, measurements())
+            .unwrap()
+            .has_operations());
+    }
+
+    #[tokio::test]
+    async fn load_then_verify_in_memory() {
+        let p = props(&[
+            ("recordcount", "200"),
+            ("operationcount", "500"),
+            ("dataintegrity", "true"),
+            ("readproportion", "0.5"),
+            ("updateproportion", "0.3"),
+            ("insertproportion", "0.1"),
+            ("readmodifywriteproportion", "0.1"),
+            ("requestdistribution", "latest"),
+        ]);
+        let m = measurements();
+        let w = CoreWorkload::new(&p, m.clone()).unwrap();
+        let db = MemoryDb::new();
+        let mut st = w.init_task(Some(7));
+        for _ in 0..200 {
+            assert!(w.do_insert(&db, &mut st).await);
+        }
+        assert_eq!(db.len(), 200);
+        for _ in 0..500 {
+            assert!(w.do_transaction(&db, &mut st).await);
+        }
+        let text = render_text(&m.export());
+        assert!(text.contains("[VERIFY], Return=OK,"), "{text}");
+        assert!(!text.contains("UNEXPECTED_STATE"), "{text}");
+        assert!(!text.contains("NOT_FOUND"), "{text}");
+        assert!(db.len() > 200);
+        assert_eq!(w.transaction_insert_keys.last_value() + 1, db.len() as i64);
+    }
+}
