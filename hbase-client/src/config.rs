@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::rpc::CellBlockCompression;
 
 /// Rewrites a server address (`host:port`) before the client connects to it.
 ///
@@ -26,6 +27,7 @@ pub struct ClientConfig {
     pub(crate) pause: Duration,
     pub(crate) meta_prefetch: u32,
     pub(crate) address_mapper: Option<AddressMapper>,
+    pub(crate) compression: CellBlockCompression,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -42,6 +44,7 @@ impl fmt::Debug for ClientConfig {
             .field("pause", &self.pause)
             .field("meta_prefetch", &self.meta_prefetch)
             .field("address_mapper", &self.address_mapper.is_some())
+            .field("compression", &self.compression)
             .finish()
     }
 }
@@ -63,6 +66,7 @@ impl ClientConfig {
                 pause: Duration::from_millis(100),
                 meta_prefetch: 10,
                 address_mapper: None,
+                compression: CellBlockCompression::None,
             },
         }
     }
@@ -149,6 +153,13 @@ impl ClientConfigBuilder {
     /// Regions fetched per meta lookup, so neighbours are cached too. Default 10.
     pub fn meta_prefetch(mut self, regions: u32) -> Self {
         self.config.meta_prefetch = regions.max(1);
+        self
+    }
+
+    /// Compression of cell blocks (mutations sent, rows received). Default none; snappy
+    /// trades client and server CPU for fewer bytes on the network.
+    pub fn cellblock_compression(mut self, compression: CellBlockCompression) -> Self {
+        self.config.compression = compression;
         self
     }
 

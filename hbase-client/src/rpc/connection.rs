@@ -18,6 +18,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{oneshot, Notify};
 use tokio::task::JoinHandle;
 
+use super::compression::{self, CellBlockCompression};
 use super::frame::{self, RequestMeta, ResponseBody, Service};
 use crate::error::{Error, Result};
 use crate::stats::ServerCounters;
@@ -33,6 +34,7 @@ struct Pending {
 struct Shared {
     addr: String,
     counters: Arc<ServerCounters>,
+    compression: CellBlockCompression,
     pending: Mutex<Pending>,
     out: Mutex<BytesMut>,
     out_ready: Notify,
@@ -98,12 +100,17 @@ impl RpcConnection {
         service: Service,
         connect_timeout: Duration,
         counters: Arc<ServerCounters>,
+        compression: CellBlockCompression,
     ) -> Result<RpcConnection> {
         let setup = async {
             let mut stream = TcpStream::connect(addr).await?;
             stream.set_nodelay(true)?;
             stream
-                .write_all(&frame::connection_preamble(user, service))
+                .write_all(&frame::connection_preamble_with(
+                    user,
+                    service,
+                    compression.codec_class(),
+                ))
                 .await?;
             Ok::<_, std::io::Error>(stream)
         };
@@ -126,6 +133,7 @@ impl RpcConnection {
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
             counters,
+            compression,
             pending: Mutex::new(Pending {
                 calls: HashMap::new(),
                 closed: None,
@@ -171,6 +179,14 @@ impl RpcConnection {
             p.calls.insert(call_id, tx);
         }
         let _guard = CallGuard { shared, call_id };
+        let compressed;
+        let cellblock = match (shared.compression, cellblock) {
+            (CellBlockCompression::Snappy, Some(raw)) => {
+                compressed = compression::compress_snappy(raw)?;
+                Some(&compressed[..])
+            }
+            (_, cellblock) => cellblock,
+        };
         let sent = {
             let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
             let before = out.len();
@@ -284,13 +300,28 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
         });
     }
     let reply = shared.lock_pending().calls.remove(&response.call_id);
+    let mut body = response.body.map_err(|exception| Error::Remote {
+        server: shared.addr.clone(),
+        exception,
+    });
+    let mut corrupt = None;
+    if let (CellBlockCompression::Snappy, Ok(b)) = (shared.compression, &mut body) {
+        if !b.cellblock.is_empty() {
+            match compression::decompress_snappy(&b.cellblock) {
+                Ok(raw) => b.cellblock = raw,
+                Err(e) => corrupt = Some(e),
+            }
+        }
+    }
+    if let Some(e) = corrupt {
+        if let Some(reply) = reply {
+            let _ = reply.send(Err(e.duplicate()));
+        }
+        return Err(e);
+    }
     // No entry: the caller timed out or went away; drop the late answer.
     if let Some(reply) = reply {
-        let result = response.body.map_err(|exception| Error::Remote {
-            server: shared.addr.clone(),
-            exception,
-        });
-        let _ = reply.send(result);
+        let _ = reply.send(body);
     }
     Ok(())
 }

@@ -42,6 +42,11 @@ impl Service {
 /// The bytes a client sends first on a new connection: preamble, then the length-prefixed
 /// ConnectionHeader.
 pub fn connection_preamble(user: &str, service: Service) -> Vec<u8> {
+    connection_preamble_with(user, service, None)
+}
+
+/// [`connection_preamble`] declaring a cell-block compressor (a Hadoop codec class).
+pub fn connection_preamble_with(user: &str, service: Service, compressor: Option<&str>) -> Vec<u8> {
     let header = hbase_proto::ConnectionHeader {
         user_info: Some(hbase_proto::UserInformation {
             effective_user: user.to_string(),
@@ -49,7 +54,7 @@ pub fn connection_preamble(user: &str, service: Service) -> Vec<u8> {
         }),
         service_name: Some(service.name().to_string()),
         cell_block_codec_class: Some(KEYVALUE_CODEC.to_string()),
-        cell_block_compressor_class: None,
+        cell_block_compressor_class: compressor.map(str::to_string),
         version_info: Some(version_info()),
         ..Default::default()
     };

@@ -1,10 +1,12 @@
 //! The RPC layer: wire format, cell blocks, connections and the connection pool.
 
 pub mod cellblock;
+pub mod compression;
 pub(crate) mod connection;
 pub mod frame;
 pub(crate) mod pool;
 
+pub use compression::CellBlockCompression;
 pub use frame::Service;
 
 /// Decodes the rows of a `ScanResponse` and its cell block (either response shape); the flag

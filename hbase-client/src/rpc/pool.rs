@@ -71,6 +71,7 @@ impl ConnectionPool {
                 service,
                 self.config.connect_timeout,
                 self.stats.server(&server.address()),
+                self.config.compression,
             )
             .await?,
         );
