@@ -189,7 +189,7 @@ async fn single_row_operations() {
 async fn batch_of_10000_mixed_actions_is_one_multi_per_server() {
     let client = hbase_it::client().await;
     let name = hbase_it::unique_table("batch");
-    let splits: Vec<String> = (1..8).map(|i| format!("b{}", i * 1250)).collect();
+    let splits: Vec<String> = (1..8).map(|i| format!("b{:05}", i * 1250)).collect();
     let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
     hbase_it::create_table(&client, &name, &splits).await;
     let t = client.table(&name.to_string()).unwrap();
@@ -240,7 +240,12 @@ async fn batch_of_10000_mixed_actions_is_one_multi_per_server() {
     for s in &after.servers {
         let was = before.server(&s.server).map_or(0, |b| b.multi_calls);
         let expected = u64::from(servers.contains(&s.server));
-        assert_eq!(s.multi_calls - was, expected, "Multi calls to {}", s.server);
+        assert_eq!(
+            s.multi_calls - was,
+            expected,
+            "Multi calls to {}; servers with regions {servers:?}; before {before:?}; after {after:?}",
+            s.server
+        );
     }
     // Effects are visible.
     assert_eq!(
