@@ -28,6 +28,7 @@ pub struct ClientConfig {
     pub(crate) meta_prefetch: u32,
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
+    pub(crate) max_in_flight_per_server: usize,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -45,6 +46,7 @@ impl fmt::Debug for ClientConfig {
             .field("meta_prefetch", &self.meta_prefetch)
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
+            .field("max_in_flight_per_server", &self.max_in_flight_per_server)
             .finish()
     }
 }
@@ -67,6 +69,7 @@ impl ClientConfig {
                 meta_prefetch: 10,
                 address_mapper: None,
                 compression: CellBlockCompression::None,
+                max_in_flight_per_server: 64,
             },
         }
     }
@@ -160,6 +163,18 @@ impl ClientConfigBuilder {
     /// trades client and server CPU for fewer bytes on the network.
     pub fn cellblock_compression(mut self, compression: CellBlockCompression) -> Self {
         self.config.compression = compression;
+        self
+    }
+
+    /// Calls in flight at once on one server connection; further calls wait in the client, in
+    /// order, until one completes (the wait counts against the RPC timeout). Default 64.
+    ///
+    /// A region server rejects calls beyond its call queue (`CallQueueTooBigException`, by
+    /// default 10 × `hbase.regionserver.handler.count`), and the client must then back off
+    /// (500 ms): with thousands of concurrent tasks, queueing here keeps the server busy
+    /// without rejections.
+    pub fn max_in_flight_per_server(mut self, calls: usize) -> Self {
+        self.config.max_in_flight_per_server = calls.max(1);
         self
     }
 

@@ -74,6 +74,9 @@ pub enum Error {
     /// The table does not exist.
     #[error("table {0} does not exist")]
     TableNotFound(String),
+    /// The table is disabled: its regions stay offline until it is enabled.
+    #[error("table {0} is disabled")]
+    TableDisabled(String),
     /// A server raised an exception for this call.
     #[error("{server} raised {exception}")]
     Remote {
@@ -167,7 +170,9 @@ impl Error {
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Protocol(_) => ErrorKind::Retryable,
             Error::RegionOffline { .. } => ErrorKind::RegionMoved,
-            Error::InvalidInput(_) | Error::ProcedureFailed { .. } => ErrorKind::DoNotRetry,
+            Error::InvalidInput(_) | Error::ProcedureFailed { .. } | Error::TableDisabled(_) => {
+                ErrorKind::DoNotRetry
+            }
             Error::RetriesExhausted { last, .. } => last.kind(),
             Error::MutationsFailed { failures } => failures
                 .first()
@@ -184,6 +189,7 @@ impl Error {
     pub(crate) fn duplicate(&self) -> Error {
         match self {
             Error::TableNotFound(t) => Error::TableNotFound(t.clone()),
+            Error::TableDisabled(t) => Error::TableDisabled(t.clone()),
             Error::Remote { server, exception } => Error::Remote {
                 server: server.clone(),
                 exception: exception.clone(),
@@ -226,6 +232,19 @@ impl Error {
                     })
                     .collect(),
             },
+        }
+    }
+
+    /// The region was not where the client looked, or had no server: the cue to check
+    /// whether its table was disabled.
+    pub(crate) fn is_region_unavailable(&self) -> bool {
+        match self {
+            Error::RegionOffline { .. } => true,
+            Error::Remote { exception, .. } => matches!(
+                exception.short_class_name(),
+                "NotServingRegionException" | "RegionMovedException"
+            ),
+            _ => false,
         }
     }
 

@@ -45,7 +45,7 @@ pub(crate) async fn run(
     while !pending.is_empty() {
         round += 1;
         let mut failed: Vec<(usize, Error)> = Vec::new();
-        let batches = group_by_server(inner, table, actions, &pending, &mut failed).await;
+        let batches = group_by_server(inner, table, actions, &pending, deadline, &mut failed).await;
         let sends = batches
             .into_iter()
             .map(|b| send(inner, actions, b, deadline));
@@ -61,7 +61,14 @@ pub(crate) async fn run(
         }
         pending.clear();
         let mut pause = None;
+        let disabled = round >= 2
+            && failed.iter().any(|(_, e)| e.is_region_unavailable())
+            && crate::table::table_disabled(inner, table).await;
         for (idx, e) in failed {
+            if disabled && e.is_region_unavailable() {
+                outcomes[idx] = Some(Err(Error::TableDisabled(table.to_string())));
+                continue;
+            }
             if recovery(&e) == Recovery::Fail {
                 outcomes[idx] = Some(Err(e));
                 continue;
@@ -95,12 +102,20 @@ async fn group_by_server(
     table: &TableName,
     actions: &[Action],
     pending: &[usize],
+    deadline: Instant,
     failed: &mut Vec<(usize, Error)>,
 ) -> Vec<ServerBatch> {
     let mut by_server: HashMap<ServerName, HashMap<bytes::Bytes, (Location, Vec<usize>)>> =
         HashMap::new();
+    let limit = inner.config.operation_timeout;
     for &idx in pending {
-        match inner.locator.locate(table, actions[idx].row()).await {
+        // Bounded by the batch's deadline: with meta unreachable, every action fails by then
+        // instead of each waiting out its own lookup.
+        let located = inner
+            .locator
+            .locate_before(table, actions[idx].row(), deadline, limit)
+            .await;
+        match located {
             Ok(loc) => {
                 let regions = by_server.entry(loc.server.clone()).or_default();
                 regions

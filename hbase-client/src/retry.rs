@@ -41,9 +41,10 @@ pub(crate) fn recovery(e: &Error) -> Recovery {
         Error::Timeout { .. } => Recovery::DropServer,
         Error::ZooKeeper { .. } => Recovery::Backoff,
         Error::RegionOffline { .. } => Recovery::Backoff,
-        Error::TableNotFound(_) | Error::InvalidInput(_) | Error::ProcedureFailed { .. } => {
-            Recovery::Fail
-        }
+        Error::TableNotFound(_)
+        | Error::TableDisabled(_)
+        | Error::InvalidInput(_)
+        | Error::ProcedureFailed { .. } => Recovery::Fail,
         Error::RetriesExhausted { .. } | Error::MutationsFailed { .. } => Recovery::Fail,
     }
 }

@@ -84,6 +84,16 @@ impl ScanStream {
     }
 }
 
+/// The server no longer has the scanner a `next` call named; reopening is safe.
+fn scanner_lost(e: &Error) -> bool {
+    e.remote().is_some_and(|r| {
+        matches!(
+            r.short_class_name(),
+            "UnknownScannerException" | "ScannerResetException" | "OutOfOrderScannerNextException"
+        )
+    })
+}
+
 /// Where the next region scan begins.
 #[derive(Debug, Clone)]
 enum Position {
@@ -142,7 +152,15 @@ impl Scanner {
                 Err(e) => {
                     attempts += 1;
                     self.partial = None;
-                    let pause = self.inner.retry_policy.next_pause(attempts, &e);
+                    let pause = match self.inner.retry_policy.next_pause(attempts, &e) {
+                        // The server lost the scanner (lease expired, server restarted): its
+                        // rows up to the last one delivered are ours, so reopen after it, as
+                        // the Java client does.
+                        None if scanner_lost(&e) && attempts <= self.inner.config.retries => {
+                            Some(self.inner.config.pause)
+                        }
+                        pause => pause,
+                    };
                     match pause {
                         Some(p) if since.elapsed() + p < deadline_per_try => {
                             tracing::debug!(table = %self.table, error = %e, attempts, "scan reopening");

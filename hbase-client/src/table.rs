@@ -58,9 +58,7 @@ impl Table {
 
     /// Reads one row. `None` when the row has no cells (matching the get's columns).
     pub async fn get(&self, get: Get) -> Result<Option<RowResult>> {
-        if get.row.is_empty() {
-            return Err(Error::InvalidInput("row key is empty".into()));
-        }
+        crate::rpc::cellblock::check_row(&get.row)?;
         let proto = get.to_proto();
         self.with_retries("get", &get.row, |a| {
             let req = hbase_proto::GetRequest {
@@ -82,9 +80,7 @@ impl Table {
 
     /// True when the row has cells matching the get, without transferring them.
     pub async fn exists(&self, get: Get) -> Result<bool> {
-        if get.row.is_empty() {
-            return Err(Error::InvalidInput("row key is empty".into()));
-        }
+        crate::rpc::cellblock::check_row(&get.row)?;
         let proto = get.existence_only().to_proto();
         self.with_retries("exists", &proto.row.clone(), |a| {
             let req = hbase_proto::GetRequest {
@@ -246,11 +242,18 @@ impl Table {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            let err = match self.try_once(row, remaining, &mut attempt).await {
+            let err = match self.try_once(row, deadline, &mut attempt).await {
                 Ok(v) => return Ok(v),
                 Err(e) => e,
             };
+            // A region that stays unavailable may belong to a disabled table: fail then,
+            // rather than retry until the operation timeout (as the Java client does).
+            if attempts >= 2
+                && err.is_region_unavailable()
+                && table_disabled(inner, &self.name).await
+            {
+                return Err(Error::TableDisabled(self.name.to_string()));
+            }
             let Some(pause) = inner.retry_policy.next_pause(attempts, &err) else {
                 return Err(match recovery(&err) {
                     Recovery::Fail => err,
@@ -274,18 +277,17 @@ impl Table {
         }
     }
 
-    async fn try_once<T, F, Fut>(
-        &self,
-        row: &[u8],
-        remaining: Duration,
-        attempt: &mut F,
-    ) -> Result<T>
+    async fn try_once<T, F, Fut>(&self, row: &[u8], deadline: Instant, attempt: &mut F) -> Result<T>
     where
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T>>,
     {
         let inner = &self.inner;
-        let loc = inner.locator.locate(&self.name, row).await?;
+        let loc = inner
+            .locator
+            .locate_before(&self.name, row, deadline, inner.config.operation_timeout)
+            .await?;
+        let remaining = deadline.saturating_duration_since(Instant::now());
         let conn = match inner.pool.get(&loc.server, Service::Client).await {
             Ok(conn) => conn,
             Err(e) => {
@@ -329,4 +331,11 @@ impl Table {
             Recovery::Backoff | Recovery::Fail => {}
         }
     }
+}
+
+/// True when the master says `table` is disabled (false when it cannot tell).
+pub(crate) async fn table_disabled(inner: &Arc<ClientInner>, table: &TableName) -> bool {
+    let admin = crate::admin::Admin::new(inner.clone());
+    let check = tokio::time::timeout(inner.config.rpc_timeout, admin.is_table_enabled(table));
+    matches!(check.await, Ok(Ok(false)))
 }

@@ -1,9 +1,13 @@
 //! Shared setup for the integration tests in `tests/`. They run against the real HBase started by
 //! `scripts/hbase-local start`; `HBASE_ZK` overrides its ZooKeeper address.
 
+pub mod proxy;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use hbase_client::{Client, ClientConfig, ColumnFamily, TableDescriptor, TableName};
+use hbase_client::{
+    Client, ClientConfig, ClientConfigBuilder, ColumnFamily, TableDescriptor, TableName,
+};
 
 /// ZooKeeper address of the test cluster.
 pub fn zk() -> String {
@@ -19,6 +23,30 @@ pub async fn client() -> Client {
             zk()
         )
     })
+}
+
+/// A client whose every server connection goes through `proxy`; `tune` adjusts the config
+/// (timeouts, retries).
+pub async fn proxied_client(
+    proxy: &proxy::FaultProxy,
+    tune: impl FnOnce(ClientConfigBuilder) -> ClientConfigBuilder,
+) -> Client {
+    let builder = ClientConfig::builder(zk()).address_mapper(proxy.mapper());
+    let config = tune(builder).build().expect("config");
+    Client::connect(config)
+        .await
+        .expect("connect through the proxy")
+}
+
+/// Resident memory of this process in KiB (`VmRSS` of /proc/self/status).
+pub fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("VmRSS in /proc/self/status")
 }
 
 /// A table name unique to this test run.

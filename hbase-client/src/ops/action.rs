@@ -3,7 +3,7 @@
 use bytes::{Bytes, BytesMut};
 
 use super::{Delete, Get, Put, RowResult};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A write: what a [`BufferedMutator`](crate::BufferedMutator) buffers.
 #[derive(Debug, Clone)]
@@ -83,10 +83,7 @@ impl Action {
 
     pub(crate) fn validate(&self) -> Result<()> {
         match self {
-            Action::Get(g) if g.row().is_empty() => {
-                Err(Error::InvalidInput("row key is empty".into()))
-            }
-            Action::Get(_) => Ok(()),
+            Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),
             Action::Put(p) => p.validate(),
             Action::Delete(d) => d.validate(),
         }

@@ -8,7 +8,7 @@ use hbase_proto::mutation_proto::{
 use super::{add_qualifier_value, mutation_proto};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, encode_cell};
+use crate::rpc::cellblock::{check_cell_limits, check_row, encode_cell};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -76,12 +76,10 @@ impl Delete {
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
+        check_row(&self.row)?;
         for t in &self.targets {
             let (Target::Family(f) | Target::Column(f, ..)) = t;
             check_cell_limits(&self.row, f)?;
-        }
-        if self.targets.is_empty() && self.row.is_empty() {
-            return Err(crate::Error::InvalidInput("row key is empty".into()));
         }
         Ok(())
     }

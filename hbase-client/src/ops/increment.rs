@@ -97,6 +97,7 @@ impl Append {
         let mut cvs = Vec::new();
         for (family, qualifier, value) in &self.columns {
             check_cell_limits(&self.row, family)?;
+            crate::rpc::cellblock::check_cell_size(&self.row, family, qualifier, value)?;
             let qv = QualifierValue {
                 qualifier: Some(qualifier.clone()),
                 value: Some(value.clone()),

@@ -6,7 +6,7 @@ use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValu
 use super::{add_qualifier_value, mutation_proto};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, encode_cell};
+use crate::rpc::cellblock::{check_cell_limits, check_cell_size, encode_cell};
 
 /// How durably the server persists a mutation before acknowledging it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -119,8 +119,9 @@ impl Put {
                 "a put needs at least one cell".into(),
             ));
         }
-        for (family, _, _, _) in &self.cells {
+        for (family, qualifier, _, value) in &self.cells {
             check_cell_limits(&self.row, family)?;
+            check_cell_size(&self.row, family, qualifier, value)?;
         }
         Ok(())
     }

@@ -90,6 +90,28 @@ impl MetaLocator {
         self.seek(table, Seek::Row(row)).await
     }
 
+    /// [`MetaLocator::locate`], given up at `deadline` (the operation's), so a meta lookup
+    /// that keeps failing cannot outlast the operation timeout (`limit`, for the error).
+    pub(crate) async fn locate_before(
+        &self,
+        table: &TableName,
+        row: &[u8],
+        deadline: Instant,
+        limit: Duration,
+    ) -> Result<Location> {
+        let timed_out = || Error::Timeout {
+            what: format!("locating a region of {table}"),
+            after: limit,
+        };
+        if Instant::now() >= deadline {
+            return Err(timed_out());
+        }
+        let deadline = tokio::time::Instant::from_std(deadline);
+        tokio::time::timeout_at(deadline, self.locate(table, row))
+            .await
+            .unwrap_or_else(|_| Err(timed_out()))
+    }
+
     /// The region, cached or looked up in meta, that `seek` names.
     pub(crate) async fn seek(&self, table: &TableName, seek: Seek<'_>) -> Result<Location> {
         let stats = self.pool.stats();

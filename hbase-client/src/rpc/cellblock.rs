@@ -45,8 +45,12 @@ pub fn encode_cell(
     buf.put_slice(value);
 }
 
-/// Checks HBase's hard limits on a cell's key parts before anything is sent.
-pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
+/// Largest KeyValue (key + value + 8 bytes of lengths) a mutation may carry: HBase's
+/// `hbase.client.keyvalue.maxsize` default, which the server enforces too.
+pub const MAX_KEYVALUE_SIZE: usize = 10 * 1024 * 1024;
+
+/// Checks a row key: not empty, at most 32767 bytes.
+pub fn check_row(row: &[u8]) -> Result<()> {
     if row.is_empty() {
         return Err(Error::InvalidInput("row key is empty".into()));
     }
@@ -57,6 +61,23 @@ pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
             i16::MAX
         )));
     }
+    Ok(())
+}
+
+/// Checks a cell's size against [`MAX_KEYVALUE_SIZE`], as HBase's "KeyValue size too large".
+pub fn check_cell_size(row: &[u8], family: &[u8], qualifier: &[u8], value: &[u8]) -> Result<()> {
+    let size = encoded_len(row, family, qualifier, value) - 4;
+    if size > MAX_KEYVALUE_SIZE {
+        return Err(Error::InvalidInput(format!(
+            "KeyValue size too large: {size} bytes; HBase allows at most {MAX_KEYVALUE_SIZE}"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks HBase's hard limits on a cell's key parts before anything is sent.
+pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
+    check_row(row)?;
     if family.is_empty() || family.len() > 127 {
         return Err(Error::InvalidInput(format!(
             "column family name is {} bytes; it must be 1..=127",

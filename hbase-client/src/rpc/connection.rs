@@ -15,7 +15,7 @@ use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{oneshot, Notify, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::compression::{self, CellBlockCompression};
@@ -39,6 +39,8 @@ struct Shared {
     out: Mutex<BytesMut>,
     out_ready: Notify,
     next_call_id: AtomicU32,
+    /// Permits for calls in flight (`ClientConfig::max_in_flight_per_server`).
+    in_flight: Semaphore,
 }
 
 impl Shared {
@@ -101,6 +103,7 @@ impl RpcConnection {
         connect_timeout: Duration,
         counters: Arc<ServerCounters>,
         compression: CellBlockCompression,
+        max_in_flight: usize,
     ) -> Result<RpcConnection> {
         let setup = async {
             let mut stream = TcpStream::connect(addr).await?;
@@ -141,6 +144,7 @@ impl RpcConnection {
             out: Mutex::new(BytesMut::with_capacity(64 * 1024)),
             out_ready: Notify::new(),
             next_call_id: AtomicU32::new(0),
+            in_flight: Semaphore::new(max_in_flight.max(1)),
         });
         let reader = tokio::spawn(read_loop(shared.clone(), rd));
         let writer = tokio::spawn(write_loop(shared.clone(), wr));
@@ -166,6 +170,24 @@ impl RpcConnection {
         timeout: Duration,
     ) -> Result<ResponseBody> {
         let shared = &*self.shared;
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Beyond the cap, wait here (FIFO) rather than overflow the server's call queue.
+        let _permit = match shared.in_flight.try_acquire() {
+            Ok(permit) => permit,
+            Err(_) => match tokio::time::timeout_at(deadline, shared.in_flight.acquire()).await {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(_)) => unreachable!("the in-flight semaphore is never closed"),
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        what: format!(
+                            "{} call to {} (queued in the client)",
+                            meta.method, shared.addr
+                        ),
+                        after: timeout,
+                    })
+                }
+            },
+        };
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7fff_ffff;
         let (tx, rx) = oneshot::channel();
         {
@@ -200,7 +222,7 @@ impl RpcConnection {
         if meta.method == "Multi" {
             ServerCounters::add(&c.multi_calls, 1);
         }
-        let result = Self::await_reply(shared, meta.method, rx, timeout).await;
+        let result = Self::await_reply(shared, meta.method, rx, deadline, timeout).await;
         if result.is_err() {
             ServerCounters::add(&c.errors, 1);
         }
@@ -211,9 +233,10 @@ impl RpcConnection {
         shared: &Shared,
         method: &str,
         rx: oneshot::Receiver<Result<ResponseBody>>,
+        deadline: tokio::time::Instant,
         timeout: Duration,
     ) -> Result<ResponseBody> {
-        match tokio::time::timeout(timeout, rx).await {
+        match tokio::time::timeout_at(deadline, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(Error::ConnectionClosed {
                 addr: shared.addr.clone(),
@@ -230,6 +253,10 @@ impl RpcConnection {
 async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf) {
     loop {
         shared.out_ready.notified().await;
+        // Let the other runnable tasks go first: a caller's notify puts this task in the
+        // scheduler's next-to-run slot, so without the yield every call is its own send();
+        // after it, the calls those tasks encode go out in the same write.
+        tokio::task::yield_now().await;
         if shared.lock_pending().closed.is_some() {
             let _ = wr.shutdown().await;
             return;
@@ -267,7 +294,9 @@ async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
                 )));
             }
             if buf.len() < 4 + len {
-                buf.reserve(4 + len - buf.len());
+                // Grow as the bytes arrive: a corrupt length below the limit must not
+                // allocate hundreds of MiB up front.
+                buf.reserve((4 + len - buf.len()).min(1 << 20));
                 break;
             }
             buf.advance(4);

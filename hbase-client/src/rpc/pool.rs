@@ -72,6 +72,7 @@ impl ConnectionPool {
                 self.config.connect_timeout,
                 self.stats.server(&server.address()),
                 self.config.compression,
+                self.config.max_in_flight_per_server,
             )
             .await?,
         );

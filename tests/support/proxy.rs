@@ -1,0 +1,892 @@
+//! A fault-injecting TCP proxy for the integration tests, in the spirit of scylla-proxy.
+//!
+//! [`FaultProxy::mapper`] plugs into `ClientConfig::builder(..).address_mapper(..)`: the first
+//! time the client maps a server address, the proxy binds a listener on `127.0.0.1:0` for it
+//! and returns that listener's address instead. Every connection through it is then relayed
+//! to the real server, frame by frame, under the control of that upstream's [`ProxyControl`],
+//! which the test switches at runtime:
+//!
+//! - delay every response frame by a chosen time ([`ProxyControl::set_delay`]);
+//! - reset the open connections (RST) ([`ProxyControl::reset_existing`]);
+//! - freeze connections half-open: nothing flows either way, the sockets stay open
+//!   ([`ProxyControl::freeze_existing`], [`ProxyControl::set_freeze_new`]);
+//! - truncate the next response frames and close, or corrupt them
+//!   ([`ProxyControl::truncate_next`], [`ProxyControl::corrupt_next`]);
+//! - answer chosen calls with a server exception instead of the real response
+//!   ([`ProxyControl::inject_exception`]);
+//! - swallow chosen requests, so they are never answered ([`ProxyControl::swallow_requests`]);
+//! - refuse new connections (accepted, then reset at once) ([`ProxyControl::set_refuse`]).
+//!
+//! The proxy understands just enough of HBase's framing (hbase-protocol.md §2): the client's
+//! preamble and connection header, then `u32 length | varint+RequestHeader | varint+param |
+//! cellblock` requests, and `u32 length | varint+ResponseHeader | …` responses. It reads
+//! call ids and method names to pair responses with requests.
+//!
+//! Loopback only. Every task belongs to the proxy and is aborted when it is dropped; delays
+//! are capped at 60 s.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::Instant;
+
+/// Longest delay the proxy will apply.
+const MAX_DELAY: Duration = Duration::from_secs(60);
+/// Response frames queued per connection before the proxy stops reading from the server.
+const MAX_QUEUED_FRAMES: usize = 4096;
+
+/// How [`ProxyControl::corrupt_next`] damages a response frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Corruption {
+    /// The bytes after the length prefix are overwritten with `0xFF` (a garbage header).
+    Garbage = 0,
+    /// The length prefix claims a frame above the client's limit (2 GiB - 1).
+    HugeLength = 1,
+    /// The first cell of the cell block gets inconsistent length fields (the frame stays
+    /// well-formed). Frames without a cell block are sent as garbage instead.
+    CellBlock = 2,
+}
+
+/// A request as the proxy saw it.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    /// The call id.
+    pub call_id: u32,
+    /// The method name, e.g. `"Get"`, `"Multi"`, `"Scan"`.
+    pub method: String,
+    /// The serialized request message.
+    pub param: Bytes,
+}
+
+type RequestFilter = Box<dyn Fn(&RequestInfo) -> bool + Send + Sync>;
+
+struct Injection {
+    method: String,
+    class_name: String,
+    server_overloaded: bool,
+    remaining: u32,
+}
+
+/// The runtime switches and counters of one upstream server. Every switch takes effect at
+/// once, also on connections already open.
+pub struct ProxyControl {
+    upstream: String,
+    changes: watch::Sender<u64>,
+    next_conn: AtomicU64,
+    delay_ms: AtomicU64,
+    refuse: AtomicBool,
+    freeze_new: AtomicBool,
+    /// Connections with an id below this are frozen.
+    frozen_below: AtomicU64,
+    /// Connections with an id below this are reset.
+    reset_below: AtomicU64,
+    truncate: AtomicU32,
+    corrupt: AtomicU32,
+    corrupt_kind: AtomicU8,
+    inject: Mutex<Option<Injection>>,
+    swallow: Mutex<Option<(RequestFilter, u32)>>,
+    frozen_ids: Mutex<Vec<u64>>,
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    live: AtomicU64,
+    responses: AtomicU64,
+    injected: AtomicU64,
+    swallowed: AtomicU64,
+    damaged: AtomicU64,
+}
+
+impl ProxyControl {
+    fn new(upstream: String) -> ProxyControl {
+        ProxyControl {
+            upstream,
+            changes: watch::channel(0).0,
+            next_conn: AtomicU64::new(1),
+            delay_ms: AtomicU64::new(0),
+            refuse: AtomicBool::new(false),
+            freeze_new: AtomicBool::new(false),
+            frozen_below: AtomicU64::new(0),
+            reset_below: AtomicU64::new(0),
+            truncate: AtomicU32::new(0),
+            corrupt: AtomicU32::new(0),
+            corrupt_kind: AtomicU8::new(0),
+            inject: Mutex::new(None),
+            swallow: Mutex::new(None),
+            frozen_ids: Mutex::new(Vec::new()),
+            accepted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            live: AtomicU64::new(0),
+            responses: AtomicU64::new(0),
+            injected: AtomicU64::new(0),
+            swallowed: AtomicU64::new(0),
+            damaged: AtomicU64::new(0),
+        }
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|v| *v += 1);
+    }
+
+    /// The real server, `host:port`.
+    pub fn upstream(&self) -> &str {
+        &self.upstream
+    }
+
+    /// Delays every response frame by `delay` (capped at 60 s) from when it arrived from
+    /// the server. Zero switches the delay off.
+    pub fn set_delay(&self, delay: Duration) {
+        self.delay_ms
+            .store(delay.min(MAX_DELAY).as_millis() as u64, SeqCst);
+        self.changed();
+    }
+
+    /// While on, new connections are accepted and reset at once.
+    pub fn set_refuse(&self, on: bool) {
+        self.refuse.store(on, SeqCst);
+        self.changed();
+    }
+
+    /// Resets (RST) every connection open now.
+    pub fn reset_existing(&self) {
+        self.reset_below.store(self.next_conn.load(SeqCst), SeqCst);
+        self.changed();
+    }
+
+    /// Freezes every connection open now: no bytes flow either way, the sockets stay open.
+    pub fn freeze_existing(&self) {
+        self.frozen_below.store(self.next_conn.load(SeqCst), SeqCst);
+        self.changed();
+    }
+
+    /// While on, new connections are frozen from the start (until [`ProxyControl::thaw`]).
+    pub fn set_freeze_new(&self, on: bool) {
+        self.freeze_new.store(on, SeqCst);
+        self.changed();
+    }
+
+    /// Lets frozen connections flow again and stops freezing new ones.
+    pub fn thaw(&self) {
+        self.freeze_new.store(false, SeqCst);
+        self.frozen_below.store(0, SeqCst);
+        self.frozen_ids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.changed();
+    }
+
+    /// The next `frames` response frames are cut in half, and their connection closed.
+    pub fn truncate_next(&self, frames: u32) {
+        self.truncate.store(frames, SeqCst);
+        self.changed();
+    }
+
+    /// The next `frames` response frames are damaged as `kind` says.
+    pub fn corrupt_next(&self, frames: u32, kind: Corruption) {
+        self.corrupt_kind.store(kind as u8, SeqCst);
+        self.corrupt.store(frames, SeqCst);
+        self.changed();
+    }
+
+    /// The responses to the next `count` calls of `method` are replaced by an exception of
+    /// `class_name` (fully qualified), with `server_overloaded` as given.
+    pub fn inject_exception(
+        &self,
+        method: &str,
+        class_name: &str,
+        server_overloaded: bool,
+        count: u32,
+    ) {
+        *self.inject.lock().unwrap_or_else(|e| e.into_inner()) = Some(Injection {
+            method: method.into(),
+            class_name: class_name.into(),
+            server_overloaded,
+            remaining: count,
+        });
+        self.changed();
+    }
+
+    /// The next `count` requests for which `filter` is true are dropped: the server never
+    /// sees them and the client never gets an answer.
+    pub fn swallow_requests(
+        &self,
+        count: u32,
+        filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
+    ) {
+        *self.swallow.lock().unwrap_or_else(|e| e.into_inner()) = Some((Box::new(filter), count));
+        self.changed();
+    }
+
+    /// Switches every fault off (frozen connections thaw; exceptions, corruption, truncation
+    /// and swallowing are cancelled).
+    pub fn clear(&self) {
+        self.delay_ms.store(0, SeqCst);
+        self.refuse.store(false, SeqCst);
+        self.truncate.store(0, SeqCst);
+        self.corrupt.store(0, SeqCst);
+        *self.inject.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.swallow.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.thaw();
+    }
+
+    /// Connections accepted and relayed (refused ones not included).
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(SeqCst)
+    }
+
+    /// Connections refused.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(SeqCst)
+    }
+
+    /// Connections open now.
+    pub fn live(&self) -> u64 {
+        self.live.load(SeqCst)
+    }
+
+    /// Response frames that reached the client (injected ones included).
+    pub fn responses(&self) -> u64 {
+        self.responses.load(SeqCst)
+    }
+
+    /// Responses replaced by an injected exception.
+    pub fn injected(&self) -> u64 {
+        self.injected.load(SeqCst)
+    }
+
+    /// Requests swallowed.
+    pub fn swallowed(&self) -> u64 {
+        self.swallowed.load(SeqCst)
+    }
+
+    /// Response frames truncated or corrupted.
+    pub fn damaged(&self) -> u64 {
+        self.damaged.load(SeqCst)
+    }
+
+    fn is_frozen(&self, id: u64) -> bool {
+        id < self.frozen_below.load(SeqCst)
+            || self
+                .frozen_ids
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&id)
+    }
+
+    fn is_reset(&self, id: u64) -> bool {
+        id < self.reset_below.load(SeqCst)
+    }
+
+    fn delay(&self) -> Duration {
+        Duration::from_millis(self.delay_ms.load(SeqCst))
+    }
+
+    /// Takes one unit of a countdown, if any is left.
+    fn take(counter: &AtomicU32) -> bool {
+        counter
+            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    fn should_swallow(&self, req: &RequestInfo) -> bool {
+        let mut swallow = self.swallow.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((filter, left)) = swallow.as_mut() else {
+            return false;
+        };
+        if *left == 0 || !filter(req) {
+            return false;
+        }
+        *left -= 1;
+        self.swallowed.fetch_add(1, SeqCst);
+        true
+    }
+
+    /// The exception to answer `method` with, if one is to be injected.
+    fn injection_for(&self, method: &str) -> Option<(String, bool)> {
+        let mut inject = self.inject.lock().unwrap_or_else(|e| e.into_inner());
+        let i = inject.as_mut()?;
+        if i.remaining == 0 || i.method != method {
+            return None;
+        }
+        i.remaining -= 1;
+        self.injected.fetch_add(1, SeqCst);
+        Some((i.class_name.clone(), i.server_overloaded))
+    }
+}
+
+struct Upstream {
+    local: String,
+    control: Arc<ProxyControl>,
+    accept_task: AbortHandle,
+}
+
+#[derive(Default)]
+struct ProxyInner {
+    upstreams: Mutex<HashMap<String, Upstream>>,
+}
+
+impl ProxyInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Upstream>> {
+        self.upstreams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The proxy address for `upstream`, starting a listener on first use.
+    fn local_for(&self, upstream: &str) -> String {
+        let mut map = self.lock();
+        if let Some(u) = map.get(upstream) {
+            return u.local.clone();
+        }
+        let host = upstream.rsplit_once(':').map_or(upstream, |(h, _)| h);
+        assert!(
+            host == "localhost" || host.starts_with("127."),
+            "the fault proxy relays to loopback servers only, not {upstream}"
+        );
+        let std_listener =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback listener");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let local = std_listener.local_addr().expect("local addr").to_string();
+        let listener = TcpListener::from_std(std_listener)
+            .expect("the fault proxy is used from inside a tokio runtime");
+        let control = Arc::new(ProxyControl::new(upstream.to_string()));
+        let accept_task =
+            tokio::spawn(accept_loop(listener, upstream.to_string(), control.clone()))
+                .abort_handle();
+        map.insert(
+            upstream.to_string(),
+            Upstream {
+                local: local.clone(),
+                control,
+                accept_task,
+            },
+        );
+        local
+    }
+}
+
+/// A fault-injecting proxy in front of every server the client connects to. Dropping it
+/// closes its listeners and every connection through it.
+#[derive(Clone, Default)]
+pub struct FaultProxy {
+    inner: Arc<ProxyInner>,
+}
+
+impl Drop for ProxyInner {
+    fn drop(&mut self) {
+        for u in self.lock().values() {
+            u.accept_task.abort();
+        }
+    }
+}
+
+impl FaultProxy {
+    /// A proxy with no upstreams yet; they appear as the client maps addresses.
+    pub fn new() -> FaultProxy {
+        FaultProxy::default()
+    }
+
+    /// The address mapper to give `ClientConfigBuilder::address_mapper`.
+    pub fn mapper(&self) -> impl Fn(&str) -> String + Send + Sync + 'static {
+        let inner = self.inner.clone();
+        move |addr: &str| inner.local_for(addr)
+    }
+
+    /// The controls of `upstream` (`host:port` as the server advertises it), creating its
+    /// listener if the client has not used it yet.
+    pub fn control(&self, upstream: &str) -> Arc<ProxyControl> {
+        self.inner.local_for(upstream);
+        self.inner.lock()[upstream].control.clone()
+    }
+
+    /// The controls of every upstream seen so far.
+    pub fn controls(&self) -> Vec<Arc<ProxyControl>> {
+        self.inner
+            .lock()
+            .values()
+            .map(|u| u.control.clone())
+            .collect()
+    }
+
+    /// Applies `f` to every upstream seen so far.
+    pub fn each(&self, f: impl Fn(&ProxyControl)) {
+        for c in self.controls() {
+            f(&c);
+        }
+    }
+
+    /// Connections accepted over all upstreams.
+    pub fn accepted(&self) -> u64 {
+        self.controls().iter().map(|c| c.accepted()).sum()
+    }
+
+    /// Connections open now over all upstreams.
+    pub fn live(&self) -> u64 {
+        self.controls().iter().map(|c| c.live()).sum()
+    }
+}
+
+async fn accept_loop(listener: TcpListener, upstream: String, ctl: Arc<ProxyControl>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((client, _)) = accepted else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let id = ctl.next_conn.fetch_add(1, SeqCst);
+                if ctl.refuse.load(SeqCst) {
+                    ctl.refused.fetch_add(1, SeqCst);
+                    reset(client);
+                    continue;
+                }
+                if ctl.freeze_new.load(SeqCst) {
+                    ctl.frozen_ids.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+                }
+                ctl.accepted.fetch_add(1, SeqCst);
+                conns.spawn(relay(ctl.clone(), id, client, upstream.clone()));
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}
+
+/// Closes with RST instead of FIN.
+fn reset(stream: TcpStream) {
+    // Deprecated because a non-zero linger blocks the thread on drop; a zero linger never
+    // blocks: the kernel discards the socket and sends RST.
+    #[allow(deprecated)]
+    let _ = stream.set_linger(Some(Duration::ZERO));
+    drop(stream);
+}
+
+struct LiveGuard<'a>(&'a ProxyControl);
+
+impl Drop for LiveGuard<'_> {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A response frame waiting to be sent to the client.
+struct Outgoing {
+    due: Instant,
+    bytes: Bytes,
+    /// Close the connection once this is sent.
+    close_after: bool,
+}
+
+async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: String) {
+    ctl.live.fetch_add(1, SeqCst);
+    let _live = LiveGuard(&ctl);
+    let server =
+        match tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(&upstream)).await {
+            Ok(Ok(s)) => s,
+            _ => {
+                reset(client);
+                return;
+            }
+        };
+    let _ = server.set_nodelay(true);
+    let _ = client.set_nodelay(true);
+    let (mut cr, mut cw) = client.into_split();
+    let (mut sr, mut sw) = server.into_split();
+    let mut changes = ctl.changes.subscribe();
+    let mut requests = RequestParser::default();
+    let mut c_buf = BytesMut::with_capacity(64 * 1024);
+    let mut s_buf = BytesMut::with_capacity(64 * 1024);
+    let mut methods: HashMap<u32, String> = HashMap::new();
+    let mut out: VecDeque<Outgoing> = VecDeque::new();
+    let mut server_done = false;
+    let mut cut = false;
+    loop {
+        if ctl.is_reset(id) {
+            if let Ok(client) = cr.reunite(cw) {
+                reset(client);
+            }
+            return;
+        }
+        let frozen = ctl.is_frozen(id);
+        if !frozen && out.is_empty() && (server_done || cut) {
+            let _ = cw.shutdown().await;
+            return;
+        }
+        let due = out.front().map(|o| o.due);
+        tokio::select! {
+            r = cr.read_buf(&mut c_buf), if !frozen => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    return; // the client closed (or reset): drop both sides
+                }
+                for unit in requests.feed(&mut c_buf) {
+                    if let Some(req) = &unit.request {
+                        if ctl.should_swallow(req) {
+                            continue;
+                        }
+                        methods.insert(req.call_id, req.method.clone());
+                    }
+                    if sw.write_all(&unit.bytes).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            r = sr.read_buf(&mut s_buf), if !frozen && !server_done && !cut && out.len() < MAX_QUEUED_FRAMES => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    server_done = true;
+                    continue;
+                }
+                while let Some(frame) = split_frame(&mut s_buf) {
+                    let o = process_response(&ctl, frame, &mut methods);
+                    let close = o.close_after;
+                    out.push_back(o);
+                    if close {
+                        cut = true;
+                        break;
+                    }
+                }
+            }
+            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if !frozen && due.is_some() => {
+                let o = out.pop_front().expect("due implies queued");
+                ctl.responses.fetch_add(1, SeqCst);
+                if cw.write_all(&o.bytes).await.is_err() {
+                    return;
+                }
+                if o.close_after {
+                    let _ = cw.shutdown().await;
+                    return;
+                }
+            }
+            _ = changes.changed() => {}
+        }
+    }
+}
+
+/// Splits one complete `u32 length | body` frame off `buf`.
+fn split_frame(buf: &mut BytesMut) -> Option<Bytes> {
+    if buf.len() < 4 {
+        return None;
+    }
+    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+    if buf.len() < 4 + len {
+        buf.reserve((4 + len - buf.len()).min(1 << 20));
+        return None;
+    }
+    Some(buf.split_to(4 + len).freeze())
+}
+
+/// Decides what the client gets for one response frame from the server.
+fn process_response(
+    ctl: &ProxyControl,
+    frame: Bytes,
+    methods: &mut HashMap<u32, String>,
+) -> Outgoing {
+    let due = Instant::now() + ctl.delay();
+    let header = response_header(&frame[4..]);
+    let call_id = header.as_ref().and_then(|h| h.call_id);
+    let method = call_id.and_then(|id| methods.remove(&id));
+    if let (Some(call_id), Some(method)) = (call_id, &method) {
+        if let Some((class, overloaded)) = ctl.injection_for(method) {
+            return Outgoing {
+                due,
+                bytes: exception_frame(call_id, &class, overloaded),
+                close_after: false,
+            };
+        }
+    }
+    if ProxyControl::take(&ctl.truncate) {
+        ctl.damaged.fetch_add(1, SeqCst);
+        let half = frame.len() / 2;
+        return Outgoing {
+            due,
+            bytes: frame.slice(..half.max(1)),
+            close_after: true,
+        };
+    }
+    if ProxyControl::take(&ctl.corrupt) {
+        ctl.damaged.fetch_add(1, SeqCst);
+        let mut f = BytesMut::from(&frame[..]);
+        let cellblock_len = header.and_then(|h| h.cellblock_len).unwrap_or(0) as usize;
+        match ctl.corrupt_kind.load(SeqCst) {
+            1 => f[..4].copy_from_slice(&0x7fff_ffffu32.to_be_bytes()),
+            2 if cellblock_len >= 12 => {
+                // The cell's total length no longer matches key + value lengths.
+                let at = f.len() - cellblock_len;
+                f[at + 3] ^= 0x5a;
+            }
+            _ => {
+                let end = f.len().min(4 + 16);
+                f[4..end].fill(0xff);
+            }
+        }
+        return Outgoing {
+            due,
+            bytes: f.freeze(),
+            close_after: false,
+        };
+    }
+    Outgoing {
+        due,
+        bytes: frame,
+        close_after: false,
+    }
+}
+
+/// One unit the proxy forwards to the server: the connection preamble, or a request frame.
+struct Unit {
+    bytes: Bytes,
+    request: Option<RequestInfo>,
+}
+
+/// Splits the client's byte stream into the preamble and request frames.
+#[derive(Default)]
+struct RequestParser {
+    preamble_done: bool,
+}
+
+impl RequestParser {
+    fn feed(&mut self, buf: &mut BytesMut) -> Vec<Unit> {
+        let mut units = Vec::new();
+        if !self.preamble_done {
+            // "HBas" + version + auth, then a u32 length and the ConnectionHeader.
+            if buf.len() < 10 {
+                return units;
+            }
+            let len = u32::from_be_bytes([buf[6], buf[7], buf[8], buf[9]]) as usize;
+            if buf.len() < 10 + len {
+                return units;
+            }
+            units.push(Unit {
+                bytes: buf.split_to(10 + len).freeze(),
+                request: None,
+            });
+            self.preamble_done = true;
+        }
+        while let Some(frame) = split_frame(buf) {
+            let request = parse_request(&frame[4..]);
+            units.push(Unit {
+                bytes: frame,
+                request,
+            });
+        }
+        units
+    }
+}
+
+fn parse_request(body: &[u8]) -> Option<RequestInfo> {
+    let mut pos = 0;
+    let header_len = read_varint(body, &mut pos)? as usize;
+    let header = body.get(pos..pos + header_len)?;
+    pos += header_len;
+    let mut call_id = None;
+    let mut method = None;
+    for (field, value) in proto_fields(header)? {
+        match (field, value) {
+            (1, Field::Varint(v)) => call_id = Some(v as u32),
+            (3, Field::Bytes(b)) => method = Some(String::from_utf8_lossy(b).into_owned()),
+            _ => {}
+        }
+    }
+    let param_len = read_varint(body, &mut pos)? as usize;
+    let param = Bytes::copy_from_slice(body.get(pos..pos + param_len)?);
+    Some(RequestInfo {
+        call_id: call_id?,
+        method: method?,
+        param,
+    })
+}
+
+struct ResponseHeaderInfo {
+    call_id: Option<u32>,
+    cellblock_len: Option<u32>,
+}
+
+fn response_header(body: &[u8]) -> Option<ResponseHeaderInfo> {
+    let mut pos = 0;
+    let header_len = read_varint(body, &mut pos)? as usize;
+    let header = body.get(pos..pos + header_len)?;
+    let mut info = ResponseHeaderInfo {
+        call_id: None,
+        cellblock_len: None,
+    };
+    for (field, value) in proto_fields(header)? {
+        match (field, value) {
+            (1, Field::Varint(v)) => info.call_id = Some(v as u32),
+            (3, Field::Bytes(meta)) => {
+                for (f, v) in proto_fields(meta)? {
+                    if let (1, Field::Varint(len)) = (f, v) {
+                        info.cellblock_len = Some(len as u32);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(info)
+}
+
+/// A response frame carrying `ExceptionResponse{class_name, stack_trace, do_not_retry=false,
+/// server_overloaded}` for `call_id`.
+pub fn exception_frame(call_id: u32, class_name: &str, server_overloaded: bool) -> Bytes {
+    let mut ex = BytesMut::new();
+    put_bytes_field(&mut ex, 1, class_name.as_bytes());
+    put_bytes_field(
+        &mut ex,
+        2,
+        format!("{class_name}: injected by the test proxy\n\tat proxy").as_bytes(),
+    );
+    put_varint_field(&mut ex, 5, 0);
+    put_varint_field(&mut ex, 6, server_overloaded as u64);
+    let mut header = BytesMut::new();
+    put_varint_field(&mut header, 1, call_id as u64);
+    put_bytes_field(&mut header, 2, &ex);
+    let mut body = BytesMut::new();
+    put_varint(&mut body, header.len() as u64);
+    body.put_slice(&header);
+    let mut frame = BytesMut::with_capacity(4 + body.len());
+    frame.put_u32(body.len() as u32);
+    frame.put_slice(&body);
+    frame.freeze()
+}
+
+/// A protobuf field value (wire types 0 and 2; fixed-width ones are skipped).
+#[derive(Debug, Clone, Copy)]
+pub enum Field<'a> {
+    /// Wire type 0.
+    Varint(u64),
+    /// Wire type 2.
+    Bytes(&'a [u8]),
+    /// Wire types 1 and 5.
+    Fixed,
+}
+
+/// The top-level fields of a protobuf message, or `None` if it is malformed.
+pub fn proto_fields(mut msg: &[u8]) -> Option<Vec<(u32, Field<'_>)>> {
+    let mut fields = Vec::new();
+    while !msg.is_empty() {
+        let mut pos = 0;
+        let key = read_varint(msg, &mut pos)?;
+        let field = (key >> 3) as u32;
+        let value = match key & 7 {
+            0 => Field::Varint(read_varint(msg, &mut pos)?),
+            2 => {
+                let len = read_varint(msg, &mut pos)? as usize;
+                let v = msg.get(pos..pos.checked_add(len)?)?;
+                pos += len;
+                Field::Bytes(v)
+            }
+            1 => {
+                pos += 8;
+                Field::Fixed
+            }
+            5 => {
+                pos += 4;
+                Field::Fixed
+            }
+            _ => return None,
+        };
+        fields.push((field, value));
+        msg = msg.get(pos..)?;
+    }
+    Some(fields)
+}
+
+/// The value of a top-level bool field of a protobuf message.
+pub fn proto_bool(msg: &[u8], field: u32) -> Option<bool> {
+    proto_fields(msg)?
+        .into_iter()
+        .find_map(|(f, v)| match (f, v) {
+            (f, Field::Varint(x)) if f == field => Some(x != 0),
+            _ => None,
+        })
+}
+
+fn read_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn put_varint(buf: &mut BytesMut, mut v: u64) {
+    while v >= 0x80 {
+        buf.put_u8((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.put_u8(v as u8);
+}
+
+fn put_varint_field(buf: &mut BytesMut, field: u32, v: u64) {
+    put_varint(buf, u64::from(field) << 3);
+    put_varint(buf, v);
+}
+
+fn put_bytes_field(buf: &mut BytesMut, field: u32, v: &[u8]) {
+    put_varint(buf, (u64::from(field) << 3) | 2);
+    put_varint(buf, v.len() as u64);
+    buf.put_slice(v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Buf;
+
+    #[test]
+    fn exception_frame_decodes_with_the_client_decoder() {
+        let f = exception_frame(42, "org.apache.hadoop.hbase.CallQueueTooBigException", true);
+        let mut body = f.clone();
+        let len = body.get_u32() as usize;
+        assert_eq!(len, body.len());
+        let r = hbase_client::rpc::frame::decode_response(body).unwrap();
+        assert_eq!(r.call_id, 42);
+        let e = r.body.unwrap_err();
+        assert_eq!(e.short_class_name(), "CallQueueTooBigException");
+        assert!(e.server_overloaded);
+        assert!(!e.do_not_retry);
+    }
+
+    #[test]
+    fn request_frames_are_parsed() {
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&hbase_client::rpc::frame::connection_preamble(
+            "u",
+            hbase_client::rpc::Service::Client,
+        ));
+        let mut hdr = BytesMut::new();
+        put_varint_field(&mut hdr, 1, 300);
+        put_bytes_field(&mut hdr, 3, b"Scan");
+        let mut param = BytesMut::new();
+        put_varint_field(&mut param, 10, 1);
+        let mut body = BytesMut::new();
+        put_varint(&mut body, hdr.len() as u64);
+        body.put_slice(&hdr);
+        put_varint(&mut body, param.len() as u64);
+        body.put_slice(&param);
+        buf.put_u32(body.len() as u32);
+        buf.put_slice(&body);
+        let whole = buf.clone();
+        // Fed in two pieces, split inside the frame.
+        let mut p = RequestParser::default();
+        let mut part = BytesMut::from(&whole[..whole.len() - 3]);
+        let first = p.feed(&mut part);
+        assert_eq!(first.len(), 1, "the preamble only");
+        part.extend_from_slice(&whole[whole.len() - 3..]);
+        let second = p.feed(&mut part);
+        assert_eq!(second.len(), 1);
+        let req = second[0].request.as_ref().unwrap();
+        assert_eq!((req.call_id, req.method.as_str()), (300, "Scan"));
+        assert_eq!(proto_bool(&req.param, 10), Some(true));
+        assert!(part.is_empty());
+    }
+}
