@@ -75,7 +75,8 @@ pub struct ServerStats {
     pub multi_calls: u64,
     /// RPCs or actions that failed.
     pub errors: u64,
-    /// Attempts repeated after a failure on this server.
+    /// Attempts on this server that failed with a retryable error (each is followed by a retry
+    /// unless the retry budget or the operation timeout ran out).
     pub retries: u64,
     /// Times a region of this server was found moved, split or closed and looked up again.
     pub relocations: u64,
