@@ -6,7 +6,7 @@ use bytes::Bytes;
 #[derive(Debug, Clone)]
 pub struct Get {
     pub(crate) row: Bytes,
-    columns: Vec<(Bytes, Vec<Bytes>)>,
+    columns: super::columns::Columns,
     max_versions: Option<u32>,
     time_range: Option<(u64, u64)>,
     filter: Option<super::Filter>,
@@ -18,7 +18,7 @@ impl Get {
     pub fn new(row: impl Into<Bytes>) -> Get {
         Get {
             row: row.into(),
-            columns: Vec::new(),
+            columns: Default::default(),
             max_versions: None,
             time_range: None,
             filter: None,
@@ -33,23 +33,13 @@ impl Get {
 
     /// Adds a whole family.
     pub fn family(mut self, family: impl Into<Bytes>) -> Get {
-        let family = family.into();
-        match self.columns.iter_mut().find(|(f, _)| *f == family) {
-            // A whole family wins over single columns of it.
-            Some((_, qualifiers)) => qualifiers.clear(),
-            None => self.columns.push((family, Vec::new())),
-        }
+        self.columns.add_family(family.into());
         self
     }
 
     /// Adds one column.
     pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Get {
-        let family = family.into();
-        let qualifier = qualifier.into();
-        match self.columns.iter_mut().find(|(f, _)| *f == family) {
-            Some((_, qualifiers)) => qualifiers.push(qualifier),
-            None => self.columns.push((family, vec![qualifier])),
-        }
+        self.columns.add_column(family.into(), qualifier.into());
         self
     }
 
@@ -80,14 +70,7 @@ impl Get {
     pub(crate) fn to_proto(&self) -> hbase_proto::Get {
         hbase_proto::Get {
             row: self.row.clone(),
-            column: self
-                .columns
-                .iter()
-                .map(|(f, q)| hbase_proto::Column {
-                    family: f.clone(),
-                    qualifier: q.clone(),
-                })
-                .collect(),
+            column: self.columns.to_proto(),
             max_versions: self.max_versions,
             time_range: self.time_range.map(|(from, to)| hbase_proto::TimeRange {
                 from: Some(from),

@@ -2,6 +2,7 @@
 
 mod action;
 mod check_and_mutate;
+mod columns;
 mod delete;
 mod filter;
 mod get;

@@ -14,7 +14,7 @@ pub struct Scan {
     pub(crate) limit: Option<u64>,
     pub(crate) caching: u32,
     pub(crate) max_result_size: u64,
-    columns: Vec<(Bytes, Vec<Bytes>)>,
+    columns: super::columns::Columns,
     filter: Option<Filter>,
     max_versions: Option<u32>,
     time_range: Option<(u64, u64)>,
@@ -38,7 +38,7 @@ impl Scan {
             limit: None,
             caching: 1000,
             max_result_size: 2 * 1024 * 1024,
-            columns: Vec::new(),
+            columns: Default::default(),
             filter: None,
             max_versions: None,
             time_range: None,
@@ -91,22 +91,13 @@ impl Scan {
 
     /// Adds a whole family.
     pub fn family(mut self, family: impl Into<Bytes>) -> Scan {
-        let family = family.into();
-        match self.columns.iter_mut().find(|(f, _)| *f == family) {
-            Some((_, qualifiers)) => qualifiers.clear(),
-            None => self.columns.push((family, Vec::new())),
-        }
+        self.columns.add_family(family.into());
         self
     }
 
     /// Adds one column.
     pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Scan {
-        let family = family.into();
-        let qualifier = qualifier.into();
-        match self.columns.iter_mut().find(|(f, _)| *f == family) {
-            Some((_, qualifiers)) => qualifiers.push(qualifier),
-            None => self.columns.push((family, vec![qualifier])),
-        }
+        self.columns.add_column(family.into(), qualifier.into());
         self
     }
 
@@ -137,14 +128,7 @@ impl Scan {
     /// The protobuf scan, starting at `start` (inclusive or not).
     pub(crate) fn to_proto(&self, start: &Bytes, include_start: bool) -> hbase_proto::Scan {
         hbase_proto::Scan {
-            column: self
-                .columns
-                .iter()
-                .map(|(f, q)| hbase_proto::Column {
-                    family: f.clone(),
-                    qualifier: q.clone(),
-                })
-                .collect(),
+            column: self.columns.to_proto(),
             start_row: (!start.is_empty()).then(|| start.clone()),
             stop_row: (!self.stop_row.is_empty()).then(|| self.stop_row.clone()),
             include_start_row: Some(include_start),
