@@ -6,11 +6,14 @@ use std::time::Duration;
 
 use crate::admin::Admin;
 use crate::config::ClientConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mutator::{BufferedMutator, MutatorConfig};
-use crate::region::{MetaLocator, TableName};
-use crate::retry::{HBaseBackoff, RetryPolicy};
+use crate::region::{Location, MetaLocator, RegionLocation, ServerName, TableName};
+use crate::retry::{recovery, HBaseBackoff, Recovery, RetryPolicy};
+use crate::rpc::connection::RpcConnection;
+use crate::rpc::frame::Service;
 use crate::rpc::pool::ConnectionPool;
+use crate::stats::ServerCounters;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::table::Table;
 use crate::zk::ZkRegistry;
@@ -21,6 +24,59 @@ pub(crate) struct ClientInner {
     pub(crate) pool: Arc<ConnectionPool>,
     pub(crate) locator: MetaLocator,
     pub(crate) retry_policy: Box<dyn RetryPolicy>,
+}
+
+impl ClientInner {
+    /// After a failed call to `server` on `conn` for the regions `locs`: drops the cached state
+    /// the error shows to be stale (the regions, or everything on the server and its
+    /// connection), installs a RegionMoved destination, and counts the retry it causes. The
+    /// single-row loop, batches and scanners all recover through here.
+    pub(crate) fn forget_stale<'a>(
+        &self,
+        server: &ServerName,
+        conn: &Arc<RpcConnection>,
+        locs: impl IntoIterator<Item = &'a Location>,
+        e: &Error,
+    ) {
+        let rec = recovery(e);
+        let counters = self.pool.stats().server(&server.address());
+        if rec != Recovery::Fail {
+            ServerCounters::add(&counters.retries, 1);
+        }
+        let cache = self.locator.cache();
+        match rec {
+            Recovery::Relocate => {
+                for loc in locs {
+                    ServerCounters::add(&counters.relocations, 1);
+                    cache.invalidate(loc);
+                    self.install_moved(loc, e);
+                }
+            }
+            Recovery::DropServer => {
+                cache.invalidate_server(server);
+                self.pool.discard(server, Service::Client, conn);
+            }
+            Recovery::Backoff | Recovery::Fail => {}
+        }
+    }
+
+    /// For a RegionMovedException, caches the region at its new server right away.
+    fn install_moved(&self, loc: &Location, e: &Error) {
+        let moved_to = e.remote().and_then(|r| r.moved_to.as_deref());
+        if let Some((host, port)) = moved_to.and_then(|m| m.rsplit_once(':')) {
+            if let Ok(port) = port.parse() {
+                let server = ServerName {
+                    host: host.to_string(),
+                    port,
+                    start_code: 0,
+                };
+                let region = loc.region.clone();
+                self.locator
+                    .cache()
+                    .insert(Arc::new(RegionLocation { region, server }));
+            }
+        }
+    }
 }
 
 /// A connection to one HBase cluster. Cheap to clone; clones share everything.

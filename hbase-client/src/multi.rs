@@ -11,11 +11,10 @@ use bytes::BytesMut;
 use crate::client::ClientInner;
 use crate::error::{Error, RemoteException, Result};
 use crate::ops::{region_specifier, result_from_proto, Action, ActionResult};
-use crate::region::{Location, RegionLocation, ServerName, TableName};
+use crate::region::{Location, ServerName, TableName};
 use crate::retry::{recovery, Recovery};
 use crate::rpc::cellblock::CellBlockReader;
 use crate::rpc::frame::{RequestMeta, Service};
-use crate::stats::ServerCounters;
 
 /// One server's share of a round: its regions, each with the indexes of its actions.
 struct ServerBatch {
@@ -171,7 +170,6 @@ async fn send(
             return fail_all(&e);
         }
     };
-    let counters = inner.pool.stats().server(&batch.server.address());
     let timeout = inner
         .config
         .rpc_timeout
@@ -186,10 +184,12 @@ async fn send(
     let body = match conn.call(meta, &req, cb, timeout).await {
         Ok(body) => body,
         Err(e) => {
-            note_failure(inner, &counters, batch.regions.iter().map(|(l, _)| l), &e);
-            if recovery(&e) == Recovery::DropServer {
-                inner.pool.discard(&batch.server, Service::Client, &conn);
-            }
+            inner.forget_stale(
+                &batch.server,
+                &conn,
+                batch.regions.iter().map(|(l, _)| l),
+                &e,
+            );
             return fail_all(&e);
         }
     };
@@ -203,7 +203,7 @@ async fn send(
     for ((loc, idxs), rar) in batch.regions.iter().zip(resp.region_action_result) {
         if let Some(ex) = rar.exception {
             let e = remote_from_pair(&server, ex);
-            note_failure(inner, &counters, std::iter::once(loc), &e);
+            inner.forget_stale(&batch.server, &conn, [loc], &e);
             out.extend(idxs.iter().map(|&i| (i, Err(e.duplicate()))));
             continue;
         }
@@ -218,7 +218,7 @@ async fn send(
             }
             let outcome = if let Some(ex) = roe.exception {
                 let e = remote_from_pair(&server, ex);
-                note_failure(inner, &counters, std::iter::once(loc), &e);
+                inner.forget_stale(&batch.server, &conn, [loc], &e);
                 Err(e)
             } else {
                 match (&actions[idx], roe.result) {
@@ -258,49 +258,6 @@ async fn send(
         }
     }
     out
-}
-
-/// Counts the failure and drops cached state it shows to be stale.
-fn note_failure<'a>(
-    inner: &ClientInner,
-    counters: &ServerCounters,
-    locs: impl Iterator<Item = &'a Location>,
-    e: &Error,
-) {
-    let rec = recovery(e);
-    if rec != Recovery::Fail {
-        ServerCounters::add(&counters.retries, 1);
-    }
-    let cache = inner.locator.cache();
-    for loc in locs {
-        match rec {
-            Recovery::Relocate => {
-                ServerCounters::add(&counters.relocations, 1);
-                cache.invalidate(loc);
-                install_moved(inner, loc, e);
-            }
-            Recovery::DropServer => cache.invalidate_server(&loc.server),
-            Recovery::Backoff | Recovery::Fail => {}
-        }
-    }
-}
-
-/// For a RegionMovedException, caches the region at its new server right away.
-pub(crate) fn install_moved(inner: &ClientInner, loc: &Location, e: &Error) {
-    let moved_to = e.remote().and_then(|r| r.moved_to.clone());
-    if let Some((host, port)) = moved_to.as_deref().and_then(|m| m.rsplit_once(':')) {
-        if let Ok(port) = port.parse() {
-            let server = ServerName {
-                host: host.to_string(),
-                port,
-                start_code: 0,
-            };
-            inner.locator.cache().insert(Arc::new(RegionLocation {
-                region: loc.region.clone(),
-                server,
-            }));
-        }
-    }
 }
 
 /// A per-action or per-region exception of a Multi response.

@@ -24,7 +24,6 @@ use crate::region::{Location, Seek, TableName};
 use crate::retry::{recovery, Recovery};
 use crate::rpc::connection::RpcConnection;
 use crate::rpc::frame::{RequestMeta, Service};
-use crate::stats::ServerCounters;
 
 /// Rows of a scan, in key order (reverse order for reversed scans). Dropping it early closes
 /// the server-side scanner.
@@ -408,29 +407,9 @@ impl Scanner {
         match conn.call(meta, req, None, timeout).await {
             Ok(body) => Ok((body.decode()?, body.cellblock)),
             Err(e) => {
-                self.forget_on_error(loc, conn, &e);
+                self.inner.forget_stale(&loc.server, conn, [loc], &e);
                 Err(e)
             }
-        }
-    }
-
-    fn forget_on_error(&self, loc: &Location, conn: &Arc<RpcConnection>, e: &Error) {
-        let inner = &self.inner;
-        let counters = inner.pool.stats().server(&loc.server.address());
-        match recovery(e) {
-            Recovery::Relocate => {
-                ServerCounters::add(&counters.relocations, 1);
-                inner.locator.cache().invalidate(loc);
-                crate::multi::install_moved(inner, loc, e);
-            }
-            Recovery::DropServer => {
-                inner.locator.cache().invalidate_server(&loc.server);
-                inner.pool.discard(&loc.server, Service::Client, conn);
-            }
-            Recovery::Backoff | Recovery::Fail => {}
-        }
-        if recovery(e) != Recovery::Fail {
-            ServerCounters::add(&counters.retries, 1);
         }
     }
 }

@@ -20,7 +20,6 @@ use crate::rpc::cellblock::CellBlockReader;
 use crate::rpc::connection::RpcConnection;
 use crate::rpc::frame::{RequestMeta, Service};
 use crate::scanner::ScanStream;
-use crate::stats::ServerCounters;
 
 /// A handle to one table. Cheap to clone; all clones share the client's connections and cache.
 #[derive(Clone)]
@@ -306,30 +305,9 @@ impl Table {
         })
         .await;
         if let Err(e) = &result {
-            self.forget_on_error(&loc, &conn, e);
+            inner.forget_stale(&loc.server, &conn, [&loc], e);
         }
         result
-    }
-
-    /// Drops whatever cached state the error shows to be stale.
-    fn forget_on_error(&self, loc: &Location, conn: &Arc<RpcConnection>, e: &Error) {
-        let cache = self.inner.locator.cache();
-        let counters = self.inner.pool.stats().server(&loc.server.address());
-        if recovery(e) != Recovery::Fail {
-            ServerCounters::add(&counters.retries, 1);
-        }
-        match recovery(e) {
-            Recovery::Relocate => {
-                ServerCounters::add(&counters.relocations, 1);
-                cache.invalidate(loc);
-                crate::multi::install_moved(&self.inner, loc, e);
-            }
-            Recovery::DropServer => {
-                cache.invalidate_server(&loc.server);
-                self.inner.pool.discard(&loc.server, Service::Client, conn);
-            }
-            Recovery::Backoff | Recovery::Fail => {}
-        }
     }
 }
 

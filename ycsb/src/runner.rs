@@ -183,7 +183,8 @@ pub async fn run<D: Db>(
             let mut interval_start = start;
             let mut last = 0u64;
             let mut deadline = start + interval;
-            loop {
+            // One status line, then the interval restarts.
+            let print_status = |last: &mut u64, interval_start: &mut Instant| {
                 let now = Instant::now();
                 let t = total.load(Ordering::Relaxed);
                 let todo = if opcount > 0 {
@@ -191,21 +192,22 @@ pub async fn run<D: Db>(
                 } else {
                     0
                 };
-                eprintln!(
-                    "{}",
-                    status_line(
-                        &label,
-                        start,
-                        interval_start,
-                        now,
-                        t,
-                        last,
-                        todo,
-                        &m.summary()
-                    )
+                let line = status_line(
+                    &label,
+                    start,
+                    *interval_start,
+                    now,
+                    t,
+                    *last,
+                    todo,
+                    &m.summary(),
                 );
-                last = t;
-                interval_start = now;
+                eprintln!("{line}");
+                *last = t;
+                *interval_start = now;
+            };
+            loop {
+                print_status(&mut last, &mut interval_start);
                 let notified = notify.notified();
                 if done.load(Ordering::SeqCst) {
                     break;
@@ -219,26 +221,7 @@ pub async fn run<D: Db>(
                 }
                 deadline += interval;
             }
-            let now = Instant::now();
-            let t = total.load(Ordering::Relaxed);
-            let todo = if opcount > 0 {
-                opcount.saturating_sub(t)
-            } else {
-                0
-            };
-            eprintln!(
-                "{}",
-                status_line(
-                    &label,
-                    start,
-                    interval_start,
-                    now,
-                    t,
-                    last,
-                    todo,
-                    &m.summary()
-                )
-            );
+            print_status(&mut last, &mut interval_start);
         })
     });
 

@@ -27,7 +27,7 @@ use prost::Message;
 
 use crate::client::ClientInner;
 use crate::error::{Error, Result};
-use crate::region::TableName;
+use crate::region::{ServerName, TableName};
 use crate::retry::{recovery, Recovery};
 use crate::rpc::frame::{RequestMeta, Service};
 
@@ -268,9 +268,20 @@ impl Admin {
         method: &'static str,
         req: &Req,
     ) -> Result<Resp> {
+        let master = self.inner.zk.master().await?;
+        self.call_once(&master, Service::Master, method, req).await
+    }
+
+    /// One admin-priority call to `server`'s `service`; a broken connection is discarded.
+    pub(crate) async fn call_once<Req: Message, Resp: Message + Default>(
+        &self,
+        server: &ServerName,
+        service: Service,
+        method: &'static str,
+        req: &Req,
+    ) -> Result<Resp> {
         let inner = &self.inner;
-        let master = inner.zk.master().await?;
-        let conn = inner.pool.get(&master, Service::Master).await?;
+        let conn = inner.pool.get(server, service).await?;
         let timeout = inner.config.rpc_timeout;
         let meta = RequestMeta {
             method,
@@ -281,7 +292,7 @@ impl Admin {
             Ok(body) => body.decode(),
             Err(e) => {
                 if recovery(&e) == Recovery::DropServer {
-                    inner.pool.discard(&master, Service::Master, &conn);
+                    inner.pool.discard(server, service, &conn);
                 }
                 Err(e)
             }

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use prost::Message;
 
-use super::{Admin, ADMIN_PRIORITY};
+use super::Admin;
 use crate::error::{Error, Result};
 use crate::ops::region_specifier;
 use crate::region::{RegionInfo, ServerName, TableName};
 use crate::retry::{recovery, Recovery};
-use crate::rpc::frame::{RequestMeta, Service};
+use crate::rpc::frame::Service;
 
 /// A region of a table and the server it is assigned to (none while in transition).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -406,23 +406,7 @@ impl Admin {
         method: &'static str,
         req: &Req,
     ) -> Result<Resp> {
-        let inner = &self.inner;
-        let conn = inner.pool.get(server, Service::Admin).await?;
-        let timeout = inner.config.rpc_timeout;
-        let meta = RequestMeta {
-            method,
-            timeout_ms: timeout.as_millis() as u32,
-            priority: ADMIN_PRIORITY,
-        };
-        match conn.call(meta, req, None, timeout).await {
-            Ok(body) => body.decode(),
-            Err(e) => {
-                if recovery(&e) == Recovery::DropServer {
-                    inner.pool.discard(server, Service::Admin, &conn);
-                }
-                Err(e)
-            }
-        }
+        self.call_once(server, Service::Admin, method, req).await
     }
 }
 

@@ -36,27 +36,11 @@ impl Increment {
     }
 
     pub(crate) fn to_proto(&self) -> Result<hbase_proto::MutationProto> {
-        if self.columns.is_empty() {
-            return Err(Error::InvalidInput(
-                "an increment needs at least one column".into(),
-            ));
-        }
-        let mut cvs = Vec::new();
-        for (family, qualifier, amount) in &self.columns {
-            check_cell_limits(&self.row, family)?;
-            let qv = QualifierValue {
-                qualifier: Some(qualifier.clone()),
-                value: Some(Bytes::copy_from_slice(&amount.to_be_bytes())),
-                ..Default::default()
-            };
-            add_qualifier_value(&mut cvs, family, qv);
-        }
-        Ok(mutation_proto(
-            &self.row,
-            MutationType::Increment,
-            cvs,
-            None,
-        ))
+        let columns = self
+            .columns
+            .iter()
+            .map(|(f, q, amount)| (f, q, Bytes::copy_from_slice(&amount.to_be_bytes())));
+        column_mutation(&self.row, MutationType::Increment, "increment", columns)
     }
 }
 
@@ -89,22 +73,33 @@ impl Append {
     }
 
     pub(crate) fn to_proto(&self) -> Result<hbase_proto::MutationProto> {
-        if self.columns.is_empty() {
-            return Err(Error::InvalidInput(
-                "an append needs at least one column".into(),
-            ));
-        }
-        let mut cvs = Vec::new();
-        for (family, qualifier, value) in &self.columns {
-            check_cell_limits(&self.row, family)?;
-            crate::rpc::cellblock::check_cell_size(&self.row, family, qualifier, value)?;
-            let qv = QualifierValue {
-                qualifier: Some(qualifier.clone()),
-                value: Some(value.clone()),
-                ..Default::default()
-            };
-            add_qualifier_value(&mut cvs, family, qv);
-        }
-        Ok(mutation_proto(&self.row, MutationType::Append, cvs, None))
+        let columns = self.columns.iter().map(|(f, q, v)| (f, q, v.clone()));
+        column_mutation(&self.row, MutationType::Append, "append", columns)
     }
+}
+
+/// An increment or append of `row`: one checked column value per (family, qualifier, value).
+fn column_mutation<'a>(
+    row: &Bytes,
+    kind: MutationType,
+    what: &str,
+    columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, Bytes)>,
+) -> Result<hbase_proto::MutationProto> {
+    let mut cvs = Vec::new();
+    for (family, qualifier, value) in columns {
+        check_cell_limits(row, family)?;
+        crate::rpc::cellblock::check_cell_size(row, family, qualifier, &value)?;
+        let qv = QualifierValue {
+            qualifier: Some(qualifier.clone()),
+            value: Some(value),
+            ..Default::default()
+        };
+        add_qualifier_value(&mut cvs, family, qv);
+    }
+    if cvs.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "an {what} needs at least one column"
+        )));
+    }
+    Ok(mutation_proto(row, kind, cvs, None))
 }
