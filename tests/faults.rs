@@ -604,7 +604,14 @@ async fn connections_stay_bounded_by_servers() {
 // that stop a region server or need a short scanner lease. Shared by the tests of this file
 // that run at the same time; stopped when the last of them ends, also when it fails.
 
-const DEDICATED_ZK_PORT: u16 = 2191;
+/// ZooKeeper port of the dedicated cluster; `HBASE_DEDICATED_ZK_PORT` moves it (the master
+/// port is this + 13819, so 2191 gives 16010), so that checkouts can test side by side.
+fn dedicated_zk_port() -> u16 {
+    std::env::var("HBASE_DEDICATED_ZK_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(2191)
+}
 /// Scanner lease of the dedicated cluster (`hbase.client.scanner.timeout.period`).
 const DEDICATED_LEASE: Duration = Duration::from_secs(4);
 
@@ -625,8 +632,11 @@ impl DedicatedCluster {
                 "HBASE_LOCAL_LIB_DIR",
                 format!("{root}/target/hbase-local/lib"),
             )
-            .env("HBASE_LOCAL_ZK_PORT", DEDICATED_ZK_PORT.to_string())
-            .env("HBASE_LOCAL_MASTER_PORT", "16010")
+            .env("HBASE_LOCAL_ZK_PORT", dedicated_zk_port().to_string())
+            .env(
+                "HBASE_LOCAL_MASTER_PORT",
+                (dedicated_zk_port() + 13819).to_string(),
+            )
             .env("HBASE_LOCAL_HEAP", "1g")
             .env(
                 "HBASE_LOCAL_EXTRA_SITE",
@@ -650,7 +660,7 @@ impl DedicatedCluster {
             String::from_utf8_lossy(&out.stderr)
         );
         DedicatedCluster {
-            zk: format!("127.0.0.1:{DEDICATED_ZK_PORT}"),
+            zk: format!("127.0.0.1:{}", dedicated_zk_port()),
         }
     }
 
