@@ -25,7 +25,7 @@ mod table;
 mod zk;
 pub mod znode;
 
-pub use admin::{Admin, ColumnFamily, TableDescriptor, TableRegion};
+pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use client::Client;
 pub use config::{AddressMapper, ClientConfig, ClientConfigBuilder};

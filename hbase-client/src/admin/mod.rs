@@ -9,13 +9,17 @@
 //!   [`Admin::split_table_at`], [`Admin::move_region`], [`Admin::region_servers`],
 //!   [`Admin::master`], the balancer switch, [`Admin::flush_region`],
 //!   [`Admin::compact_region`], [`Admin::stop_region_server`];
+//! - snapshots: [`Admin::snapshot`], [`Admin::list_snapshots`], [`Admin::clone_snapshot`],
+//!   [`Admin::restore_snapshot`], [`Admin::delete_snapshot`];
 //! - split points: [`ycsb_split_keys`], [`uniform_split_keys`].
 
 mod schema;
+mod snapshot;
 mod splits;
 mod topology;
 
 pub use schema::{BloomFilter, ColumnFamily, Compression, DataBlockEncoding, TableDescriptor};
+pub use snapshot::SnapshotInfo;
 pub use splits::{uniform_split_keys, ycsb_split_keys};
 pub use topology::TableRegion;
 

@@ -1,0 +1,185 @@
+//! Table snapshots: take, list, clone into a new table, restore in place, delete.
+//!
+//! Taking a snapshot is not a master procedure in HBase 2.x: the master answers `Snapshot`
+//! at once and the client polls `IsSnapshotDone`, which raises the snapshot's failure if it
+//! failed. Restore and clone are one RPC (`RestoreSnapshot`) that the master turns into a
+//! clone when the target table does not exist, and into a restore when it does; both are
+//! procedures waited on like table DDL.
+
+use std::time::{Duration, Instant};
+
+use hbase_proto::snapshot_description::Type as SnapshotType;
+use hbase_proto::SnapshotDescription;
+
+use super::Admin;
+use crate::error::{Error, Result};
+use crate::region::TableName;
+
+/// A completed snapshot, as [`Admin::list_snapshots`] returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SnapshotInfo {
+    /// The snapshot's name.
+    pub name: String,
+    /// The table it was taken of, as HBase prints it (`name` or `namespace:name`).
+    pub table: String,
+    /// When it was taken, in milliseconds since the epoch.
+    pub creation_time_ms: i64,
+    /// Seconds after which the master may delete it; 0 = never.
+    pub ttl_secs: i64,
+}
+
+impl Admin {
+    /// Takes a snapshot named `name` of `table` (memstores flushed first, as HBase's
+    /// default `FLUSH` type does) and waits until it is complete.
+    ///
+    /// Fails with [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) for a name
+    /// HBase would refuse, and with the master's error (for example
+    /// `SnapshotExistsException`) otherwise.
+    pub async fn snapshot(&self, name: &str, table: &TableName) -> Result<()> {
+        check_snapshot_name(name)?;
+        let desc = SnapshotDescription {
+            name: name.to_string(),
+            table: Some(table.to_string()),
+            r#type: Some(SnapshotType::Flush as i32),
+            ..Default::default()
+        };
+        let deadline = Instant::now() + self.timeout;
+        let req = hbase_proto::SnapshotRequest {
+            snapshot: desc.clone(),
+        };
+        let _: hbase_proto::SnapshotResponse = self.master_call("Snapshot", &req).await?;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let req = hbase_proto::IsSnapshotDoneRequest {
+                snapshot: Some(desc.clone()),
+            };
+            let resp: hbase_proto::IsSnapshotDoneResponse =
+                self.master_call("IsSnapshotDone", &req).await?;
+            if resp.done() {
+                return Ok(());
+            }
+            if Instant::now() + pause >= deadline {
+                return Err(Error::Timeout {
+                    what: format!("waiting for snapshot {name} of {table}"),
+                    after: self.timeout,
+                });
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    /// Lists the completed snapshots of the cluster.
+    pub async fn list_snapshots(&self) -> Result<Vec<SnapshotInfo>> {
+        let resp: hbase_proto::GetCompletedSnapshotsResponse = self
+            .master_call(
+                "GetCompletedSnapshots",
+                &hbase_proto::GetCompletedSnapshotsRequest {},
+            )
+            .await?;
+        Ok(resp
+            .snapshots
+            .into_iter()
+            .map(|s| SnapshotInfo {
+                creation_time_ms: s.creation_time(),
+                ttl_secs: s.ttl(),
+                table: s.table.unwrap_or_default(),
+                name: s.name,
+            })
+            .collect())
+    }
+
+    /// Creates table `target` with the contents and schema that snapshot `name` recorded, and
+    /// waits until its regions are open. `target` must not exist.
+    pub async fn clone_snapshot(&self, name: &str, target: &TableName) -> Result<()> {
+        check_snapshot_name(name)?;
+        if self.table_exists(target).await? {
+            return Err(Error::InvalidInput(format!(
+                "cannot clone snapshot {name} into {target}: the table exists"
+            )));
+        }
+        self.restore_or_clone(name, target).await
+    }
+
+    /// Puts the table that snapshot `name` was taken of back to the snapshot's contents and
+    /// waits until the restore procedure finishes. As in HBase, the table must be disabled
+    /// first ([`Admin::disable_table`]) and enabled again afterwards.
+    pub async fn restore_snapshot(&self, name: &str) -> Result<()> {
+        check_snapshot_name(name)?;
+        let snapshot = self
+            .list_snapshots()
+            .await?
+            .into_iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| Error::InvalidInput(format!("no snapshot named {name}")))?;
+        let table = TableName::parse(&snapshot.table)?;
+        self.restore_or_clone(name, &table).await
+    }
+
+    /// Deletes snapshot `name` (its files go once no clone references them).
+    pub async fn delete_snapshot(&self, name: &str) -> Result<()> {
+        check_snapshot_name(name)?;
+        let req = hbase_proto::DeleteSnapshotRequest {
+            snapshot: SnapshotDescription {
+                name: name.to_string(),
+                ..Default::default()
+            },
+        };
+        let _: hbase_proto::DeleteSnapshotResponse =
+            self.master_call("DeleteSnapshot", &req).await?;
+        Ok(())
+    }
+
+    async fn restore_or_clone(&self, name: &str, table: &TableName) -> Result<()> {
+        let req = hbase_proto::RestoreSnapshotRequest {
+            snapshot: SnapshotDescription {
+                name: name.to_string(),
+                table: Some(table.to_string()),
+                ..Default::default()
+            },
+            nonce_group: Some(self.nonce_group),
+            nonce: Some(rand::random()),
+            restore_acl: Some(false),
+        };
+        let resp: hbase_proto::RestoreSnapshotResponse =
+            self.master_call("RestoreSnapshot", &req).await?;
+        self.wait_procedure(resp.proc_id).await?;
+        self.inner.locator.cache().invalidate_table(table);
+        Ok(())
+    }
+}
+
+/// HBase's rule for snapshot names: a letter, digit or `_`, then letters, digits, `_`, `-`
+/// or `.`.
+fn check_snapshot_name(name: &str) -> Result<()> {
+    let mut chars = name.chars();
+    let ok = match chars.next() {
+        Some(c) if c.is_ascii_alphanumeric() || c == '_' => {
+            chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "illegal snapshot name {name:?}: use [a-zA-Z_0-9][a-zA-Z_0-9-.]*"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_snapshot_name;
+
+    #[test]
+    fn snapshot_names_follow_hbase_rule() {
+        for good in ["s", "_s1", "9snap", "a-b.c_d"] {
+            assert!(check_snapshot_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "-s", ".s", "a b", "a:b", "a/b", "é"] {
+            assert!(check_snapshot_name(bad).is_err(), "{bad}");
+        }
+    }
+}
