@@ -1,0 +1,192 @@
+//! `pe` (PerformanceEvaluation) against the real HBase: every command at small sizes, with
+//! the table contents and the report's counts checked, not timings.
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hbase_client::{Get, Scan, Table};
+
+fn args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
+async fn pe(line: &str) -> String {
+    let mut a = args(line);
+    a.insert(0, format!("--zk={}", hbase_it::zk()));
+    match pe::execute(&a, pe::Output::new(None)).await {
+        Ok(out) => out,
+        Err(e) => panic!("pe {line}: {e}"),
+    }
+}
+
+async fn pe_err(line: &str) -> pe::PeError {
+    let mut a = args(line);
+    a.insert(0, format!("--zk={}", hbase_it::zk()));
+    match pe::execute(&a, pe::Output::new(None)).await {
+        Ok(out) => panic!("pe {line} succeeded:\n{out}"),
+        Err(e) => e,
+    }
+}
+
+fn count_lines(report: &str, prefix: &str) -> usize {
+    report.lines().filter(|l| l.starts_with(prefix)).count()
+}
+
+/// Every `Num measures (latency) : N` of the report.
+fn measures(report: &str) -> Vec<u64> {
+    report
+        .lines()
+        .filter_map(|l| l.strip_prefix("Num measures (latency) : "))
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+fn key(i: u32) -> Bytes {
+    Bytes::from(format!("{i:026}"))
+}
+
+async fn all_rows(table: &Table) -> Vec<hbase_client::RowResult> {
+    let mut stream = table.scan(Scan::new());
+    let mut rows = Vec::new();
+    while let Some(r) = stream.next().await {
+        rows.push(r.expect("scan"));
+    }
+    rows
+}
+
+/// A value as PerformanceEvaluation writes it: runs of 8 equal upper-case letters.
+fn is_pe_value(v: &[u8], len: usize) -> bool {
+    v.len() == len
+        && v.iter().all(u8::is_ascii_uppercase)
+        && v.chunks(8).all(|c| c.iter().all(|&b| b == c[0]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_then_read_every_way() {
+    let name = hbase_it::unique_table("pe");
+    let t = format!("--table={name}");
+
+    // A read command on a table that does not exist is refused.
+    let err = pe_err(&format!("{t} --rows=10 randomRead 1")).await;
+    assert!(matches!(err, pe::PeError::Table(_)), "{err}");
+
+    let report = pe(&format!(
+        "{t} --nomapred --rows=500 --presplit=3 sequentialWrite 2"
+    ))
+    .await;
+    // The first row of each client is not measured, as in PerformanceEvaluation.
+    assert_eq!(measures(&report), vec![499, 499]);
+    assert_eq!(
+        count_lines(
+            &report,
+            "Finished class org.apache.hadoop.hbase.PerformanceEvaluation$SequentialWriteTest in "
+        ),
+        2
+    );
+    assert!(report.contains("at offset 500 for 500 rows"), "{report}");
+    assert_eq!(
+        count_lines(&report, "[SequentialWriteTest] Summary of timings (ms): ["),
+        1
+    );
+    assert_eq!(
+        count_lines(&report, "[SequentialWriteTest duration ]\tMin: "),
+        1
+    );
+    assert_eq!(count_lines(&report, "[ Avg TPS/QPS]\t"), 1);
+
+    let client = hbase_it::client().await;
+    let table = client.table(&name.to_string()).unwrap();
+    let rows = all_rows(&table).await;
+    assert_eq!(rows.len(), 1000);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.row, key(i as u32));
+        let v = r.value(b"info0", b"0").expect("info0:0");
+        assert!(is_pe_value(v, 1000), "row {i}: {:?}", &v[..16]);
+    }
+    assert_eq!(client.admin().list_regions(&name).await.unwrap().len(), 3);
+
+    for (cmd, clients, rows) in [
+        ("sequentialRead", 2, 500),
+        ("randomRead", 2, 100),
+        ("scan", 1, 1000),
+        ("scanRange10", 1, 20),
+        ("randomSeekScan", 1, 10),
+        ("filterScan", 1, 3),
+        ("asyncRandomRead", 1, 10),
+    ] {
+        let report = pe(&format!("{t} --rows={rows} {cmd} {clients}")).await;
+        assert_eq!(
+            measures(&report),
+            vec![rows - 1; clients],
+            "{cmd}:\n{report}"
+        );
+    }
+    let report = pe(&format!("{t} --rows=100 --multiGet=10 randomRead 1")).await;
+    // Only the requests actually sent are measured: every 10th row, the first excluded.
+    assert_eq!(measures(&report), vec![10]);
+
+    // --presplit recreates the table; a random write then leaves at most rows*clients rows.
+    pe(&format!(
+        "{t} --rows=200 --presplit=2 --valueSize=10 --autoFlush=true randomWrite 2"
+    ))
+    .await;
+    let rows = all_rows(&table).await;
+    assert!(!rows.is_empty() && rows.len() <= 400, "{}", rows.len());
+    assert!(rows
+        .iter()
+        .all(|r| is_pe_value(r.value(b"info0", b"0").unwrap(), 10)));
+
+    hbase_it::drop_table(&client, &name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_and_set_commands_share_rows() {
+    let name = hbase_it::unique_table("pe_cas");
+    let t = format!("--table={name}");
+    pe(&format!("{t} --rows=50 --valueSize=8 sequentialWrite 1")).await;
+    let client = hbase_it::client().await;
+    let table = client.table(&name.to_string()).unwrap();
+
+    // Three clients increment the same 50 rows: each counter ends at exactly 3.
+    pe(&format!("{t} --rows=50 increment 3")).await;
+    for i in 0..50 {
+        let r = table.get(Get::new(key(i))).await.unwrap().unwrap();
+        let v = r.value(b"info0", b"IncrementTest").expect("counter");
+        assert_eq!(v.as_ref(), 3i64.to_be_bytes(), "row {i}");
+    }
+    // Two clients append the row key to the same 20 rows.
+    pe(&format!("{t} --rows=20 append 2")).await;
+    for i in 0..20 {
+        let r = table.get(Get::new(key(i))).await.unwrap().unwrap();
+        let v = r.value(b"info0", b"AppendTest").expect("appended");
+        assert_eq!(v.as_ref(), [key(i), key(i)].concat(), "row {i}");
+    }
+    pe(&format!("{t} --rows=20 checkAndMutate 2")).await;
+    pe(&format!("{t} --rows=20 checkAndPut 1")).await;
+    for i in 0..20 {
+        let r = table.get(Get::new(key(i))).await.unwrap().unwrap();
+        assert_eq!(r.value(b"info0", b"CheckAndPutTest").unwrap(), &key(i));
+    }
+    pe(&format!("{t} --rows=20 checkAndDelete 1")).await;
+    for i in 0..20 {
+        let r = table.get(Get::new(key(i))).await.unwrap().unwrap();
+        assert!(
+            r.value(b"info0", b"CheckAndDeleteTest").is_none(),
+            "row {i}"
+        );
+    }
+    hbase_it::drop_table(&client, &name).await;
+}
+
+#[tokio::test]
+async fn bad_command_lines_are_errors() {
+    for line in [
+        "--rows=x sequentialWrite 1",
+        "sequentialWrite 0",
+        "--multiPut=5 sequentialWrite 1",
+        "noSuchCommand 1",
+        "--filterAll randomRead 1",
+    ] {
+        let err = pe_err(line).await;
+        assert!(matches!(err, pe::PeError::Usage(_)), "{line}: {err}");
+    }
+}
