@@ -190,3 +190,126 @@ async fn bad_command_lines_are_errors() {
         assert!(matches!(err, pe::PeError::Usage(_)), "{line}: {err}");
     }
 }
+
+/// Runs HBase's own PerformanceEvaluation (`benches/pe/java-pe`) with `line` against the
+/// local cluster and returns its report (stdout); panics if it fails.
+async fn java_pe(line: &str) -> String {
+    let line = line.to_string();
+    tokio::task::spawn_blocking(move || {
+        let repo = env!("CARGO_MANIFEST_DIR");
+        let out = std::process::Command::new(format!("{repo}/benches/pe/java-pe"))
+            .args(args(&line))
+            .env("HBASE_ZK", hbase_it::zk())
+            .output()
+            .expect("run benches/pe/java-pe");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "java PE {line} failed ({}):\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    })
+    .await
+    .unwrap()
+}
+
+/// The report's lines with every number replaced by `#`, sorted (clients finish in any
+/// order). The created table's family settings (each side's own defaults, as its master
+/// reports them) are compared up to the first family's name.
+fn shape(report: &str) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .lines()
+        .map(|l| {
+            if l.starts_with("Table '") {
+                l.split(", ").next().unwrap()
+            } else {
+                l
+            }
+        })
+        .map(|l| {
+            let mut s = String::new();
+            let mut in_number = false;
+            for c in l.chars() {
+                if c.is_ascii_digit() || (in_number && c == '.') {
+                    if !in_number {
+                        s.push('#');
+                    }
+                    in_number = true;
+                } else {
+                    in_number = false;
+                    s.push(c);
+                }
+            }
+            s
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_table_and_report_as_java_performance_evaluation() {
+    // Same prefix: the names differ only in digits, which the shape comparison masks.
+    let java_table = hbase_it::unique_table("pe_x");
+    let rust_table = hbase_it::unique_table("pe_x");
+    let write = "--nomapred --rows=300 --presplit=2 sequentialWrite 2";
+    let java = java_pe(&format!("--table={java_table} {write}")).await;
+    let ours = pe(&format!("--table={rust_table} {write}")).await;
+    assert_eq!(shape(&ours), shape(&java), "ours:\n{ours}\njava:\n{java}");
+
+    // The same rows, families, qualifiers and value shapes.
+    let client = hbase_it::client().await;
+    let jt = client.table(&java_table.to_string()).unwrap();
+    let rt = client.table(&rust_table.to_string()).unwrap();
+    let (jrows, rrows) = (all_rows(&jt).await, all_rows(&rt).await);
+    assert_eq!(jrows.len(), 600);
+    assert_eq!(
+        jrows.iter().map(|r| r.row.clone()).collect::<Vec<_>>(),
+        rrows.iter().map(|r| r.row.clone()).collect::<Vec<_>>()
+    );
+    for (j, r) in jrows.iter().zip(&rrows) {
+        let cols = |x: &hbase_client::RowResult| {
+            x.cells
+                .iter()
+                .map(|c| (c.family.clone(), c.qualifier.clone(), c.value.len()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(cols(j), cols(r));
+        assert!(is_pe_value(&j.value(b"info0", b"0").unwrap()[..], 1000));
+    }
+    let admin = client.admin();
+    assert_eq!(
+        admin.list_regions(&java_table).await.unwrap().len(),
+        admin.list_regions(&rust_table).await.unwrap().len()
+    );
+
+    // Each reads what the other wrote, and a read test reports in the same shape.
+    let read = "--nomapred --rows=50 randomRead 1";
+    let java = java_pe(&format!("--table={rust_table} {read}")).await;
+    let ours = pe(&format!("--table={java_table} {read}")).await;
+    assert_eq!(shape(&ours), shape(&java), "ours:\n{ours}\njava:\n{java}");
+
+    // A range scan: the same lines, except the scan-metrics histograms Java adds (rpcCalls,
+    // regionsScanned, bytesInResults, ...), which need scan metrics this client lacks.
+    let scan = "--nomapred --rows=120 scanRange10 1";
+    let java = java_pe(&format!("--table={rust_table} {scan}")).await;
+    let ours = pe(&format!("--table={java_table} {scan}")).await;
+    let metric = |l: &String| {
+        [
+            "rpcCalls",
+            "remoteRpcCalls",
+            "millisBetweenNext",
+            "regionsScanned",
+            "bytesIn",
+        ]
+        .iter()
+        .any(|m| l.starts_with(m))
+    };
+    let java_shape: Vec<String> = shape(&java).into_iter().filter(|l| !metric(l)).collect();
+    assert_eq!(shape(&ours), java_shape, "ours:\n{ours}\njava:\n{java}");
+
+    hbase_it::drop_table(&client, &java_table).await;
+    hbase_it::drop_table(&client, &rust_table).await;
+}

@@ -149,13 +149,14 @@ pub async fn run_one_client(
                     }
                 }
                 if i > 0 && i % period == 0 {
+                    // HBase 2.6's progress line (older releases printed `start/i/last, …`).
                     let mut status = format!(
-                        "{first}/{i}/{last}, latency {}",
+                        "row [start={first}, current={i}, last={last}], latency [{}]",
                         short_histogram_report(&latencies.snapshot())
                     );
                     if opts.value_random {
                         status.push_str(&format!(
-                            ", value size {}",
+                            ", value size [{}]",
                             short_histogram_report(&w.value_sizes.snapshot())
                         ));
                     }

@@ -98,6 +98,11 @@ pub async fn execute(args: &[String], out: Output) -> Result<String, PeError> {
     for note in &opts.notes {
         out.line(note.clone());
     }
+    out.line(format!(
+        "{} test run options={}",
+        opts.class_name,
+        options::options_json(&opts)
+    ));
     if !opts.nomapred {
         out.line("Note: no MapReduce mode here; clients run as tasks (as with --nomapred)");
     }
@@ -106,7 +111,7 @@ pub async fn execute(args: &[String], out: Output) -> Result<String, PeError> {
     for _ in 0..opts.conn_count {
         clients.push(Client::connect(config.clone()).await?);
     }
-    check_table(&clients[0], &opts).await?;
+    check_table(&clients[0], &opts, &out).await?;
     out.line(format!(
         "Created {} connections for {} threads",
         opts.conn_count, opts.clients
@@ -187,7 +192,7 @@ fn summarize(opts: &Options, results: &mut [ClientResult], out: &Output) {
 
 /// Creates the table if needed, as PerformanceEvaluation does: read commands need it to
 /// exist; `--presplit` or a different family count recreates it.
-async fn check_table(client: &Client, opts: &Options) -> Result<(), PeError> {
+async fn check_table(client: &Client, opts: &Options, out: &Output) -> Result<(), PeError> {
     let admin = client.admin();
     let name = TableName::parse(&opts.table)?;
     let exists = admin.table_exists(&name).await?;
@@ -212,7 +217,7 @@ async fn check_table(client: &Client, opts: &Options) -> Result<(), PeError> {
         admin.delete_table(&name).await?;
     }
     if !exists || needs_delete {
-        let mut desc = TableDescriptor::new(name);
+        let mut desc = TableDescriptor::new(name.clone());
         for f in 0..opts.families {
             let mut family = ColumnFamily::new(Options::family(f))
                 .compression(opts.compression.clone())
@@ -225,6 +230,22 @@ async fn check_table(client: &Client, opts: &Options) -> Result<(), PeError> {
             desc = desc.family(family);
         }
         admin.create_table(&desc, &split_keys(opts)).await?;
+        // As PerformanceEvaluation logs it: the table and its families' settings, here as
+        // the master reports them back.
+        let created = admin.describe_table(&name).await?;
+        let families: Vec<String> = created
+            .families()
+            .iter()
+            .map(|f| {
+                let mut s = format!("{{NAME => '{}'", String::from_utf8_lossy(f.name()));
+                for (k, v) in f.attributes() {
+                    s.push_str(&format!(", {k} => '{v}'"));
+                }
+                s.push('}');
+                s
+            })
+            .collect();
+        out.line(format!("Table '{name}', {} created", families.join(", ")));
     }
     Ok(())
 }

@@ -92,6 +92,10 @@ pub struct Options {
     pub caching: u32,
     /// `--cacheBlocks`.
     pub cache_blocks: bool,
+    /// `--oneCon` as given.
+    pub one_con: bool,
+    /// `--connCount` as given (-1: not given).
+    pub conn_count_given: i64,
     /// Notes about options accepted without effect, printed before the run.
     pub notes: Vec<String>,
 }
@@ -138,6 +142,8 @@ impl Options {
             families: 1,
             caching: 30,
             cache_blocks: true,
+            one_con: false,
+            conn_count_given: -1,
             notes: Vec::new(),
         }
     }
@@ -385,6 +391,8 @@ fn validate(
     if !(o.sample_rate > 0.0 && o.sample_rate <= 1.0) {
         return Err(PeError::Usage("--sampleRate must be in (0, 1]".into()));
     }
+    o.one_con = one_con;
+    o.conn_count_given = conn_count;
     o.conn_count = if one_con {
         1
     } else if conn_count > 0 {
@@ -408,11 +416,68 @@ fn calculate_rows_and_size(o: &mut Options) -> Result<(), PeError> {
     } else {
         let total = o.per_client_rows as u64 * o.clients as u64;
         o.total_rows = i32::try_from(total).map_err(|_| too_many())? as u32;
+        // Integer division, as PerformanceEvaluation does it (and echoes it).
+        o.size = (o.total_rows as u64 / rows_per_gb) as f32;
     }
     if o.total_rows == 0 {
         return Err(PeError::Usage("the run has no rows".into()));
     }
     Ok(())
+}
+
+/// The options as PerformanceEvaluation echoes them before a run (its field names, in its
+/// order; numbers that Java prints as strings are quoted the same way).
+pub fn options_json(o: &Options) -> String {
+    let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    let fields: Vec<(&str, String)> = vec![
+        ("cmdName", q(&o.cmd_name)),
+        ("nomapred", o.nomapred.to_string()),
+        ("filterAll", "false".into()),
+        ("startRow", q(&o.start_row.to_string())),
+        ("size", format!("{:?}", o.size)),
+        ("perClientRunRows", q(&o.per_client_rows.to_string())),
+        ("numClientThreads", o.clients.to_string()),
+        ("totalRows", q(&o.total_rows.to_string())),
+        ("measureAfter", o.measure_after.to_string()),
+        ("sampleRate", format!("{:?}", o.sample_rate)),
+        ("traceRate", "0.0".into()),
+        ("tableName", q(&o.table)),
+        ("flushCommits", o.flush_commits.to_string()),
+        ("writeToWAL", o.write_to_wal.to_string()),
+        ("autoFlush", o.auto_flush.to_string()),
+        ("oneCon", o.one_con.to_string()),
+        ("connCount", o.conn_count_given.to_string()),
+        ("useTags", "false".into()),
+        ("noOfTags", "1".into()),
+        ("reportLatency", "false".into()),
+        ("multiGet", o.multi_get.to_string()),
+        ("multiPut", o.multi_put.to_string()),
+        ("randomSleep", o.random_sleep_ms.to_string()),
+        ("inMemoryCF", o.in_memory.to_string()),
+        ("presplitRegions", o.presplit.to_string()),
+        ("replicas", "1".into()),
+        ("compression", q(o.compression.as_str())),
+        ("bloomType", q(o.bloom.as_str())),
+        ("blockSize", o.block_size.unwrap_or(65536).to_string()),
+        ("blockEncoding", q(o.block_encoding.as_str())),
+        ("valueRandom", o.value_random.to_string()),
+        ("valueZipf", "false".into()),
+        ("valueSize", o.value_size.to_string()),
+        ("period", q(&o.period.to_string())),
+        ("cycles", o.cycles.to_string()),
+        ("columns", o.columns.to_string()),
+        ("families", o.families.to_string()),
+        ("caching", o.caching.to_string()),
+        ("latencyThreshold", o.latency_threshold_ms.to_string()),
+        ("addColumns", o.add_columns.to_string()),
+        ("inMemoryCompaction", q("NONE")),
+        ("asyncPrefetch", "false".into()),
+        ("cacheBlocks", o.cache_blocks.to_string()),
+        ("scanReadType", q("DEFAULT")),
+        ("bufferSize", q(&o.buffer_size.to_string())),
+    ];
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+    format!("{{{}}}", body.join(","))
 }
 
 /// PerformanceEvaluation's usage text, with this implementation's additions (`--zk`).
