@@ -23,7 +23,8 @@ Useful properties: table (usertable), columnfamily (required), recordcount, oper
 clientbuffering (true), writebuffersize (12582912), durability, exporter, exportfile,
 measurement.interval (op|intended|both), hdrhistogram.percentiles (50,95,99,99.9),
 status.interval (10), maxexecutiontime, warmuptime, createtable, presplit,
-hdrhistogram.fileoutput, hdrhistogram.output.path.";
+hdrhistogram.fileoutput, hdrhistogram.output.path, artifacts.dir (report.txt and the interval
+logs for `ycsb merge DIR...`).";
 
 /// `ycsb`: a YCSB-compatible benchmark driver for HBase.
 #[derive(Debug, Parser)]
@@ -43,6 +44,20 @@ pub enum Command {
     Run(CommonArgs),
     /// Create the table, pre-split on YCSB key boundaries.
     CreateTable(CreateTableArgs),
+    /// Combine runs saved with `-p artifacts.dir=DIR` (several processes or client machines
+    /// running at once) into one report: histograms added, not averages averaged.
+    Merge(MergeArgs),
+}
+
+/// Options of `merge`.
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// The runs' artifacts directories.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<String>,
+    /// Report properties: exporter, exportfile, hdrhistogram.percentiles.
+    #[arg(short = 'p', value_name = "NAME=VALUE")]
+    pub props: Vec<String>,
 }
 
 /// Options of `load` and `run`.
@@ -191,7 +206,18 @@ pub fn parse(args: &[String]) -> Result<Invocation, Error> {
     })?;
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::Usage(e.to_string()))?;
     let (_, sub) = matches.subcommand().expect("a subcommand is required");
-    let cli_props = ordered_cli_props(sub)?;
+    let cli_props = match &cli.command {
+        Command::Merge(m) => m
+            .props
+            .iter()
+            .map(|v| {
+                v.split_once('=')
+                    .map(|(k, val)| (k.to_string(), val.to_string()))
+                    .ok_or_else(|| Error::Usage(format!("-p {v:?}: expected NAME=VALUE")))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => ordered_cli_props(sub)?,
+    };
     Ok(Invocation {
         command: cli.command,
         cli_props,

@@ -11,6 +11,7 @@ pub mod db;
 pub mod generator;
 pub mod hbase;
 pub mod measurements;
+pub mod merge;
 pub mod props;
 pub mod runner;
 pub mod util;
@@ -130,6 +131,7 @@ pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
     match inv.command {
         Command::Load(c) => run_phase(&c, &inv.cli_props, false, args).await,
         Command::Run(c) => run_phase(&c, &inv.cli_props, true, args).await,
+        Command::Merge(m) => merge_runs(&m.dirs, &inv.cli_props),
         Command::CreateTable(c) => {
             let p = build_properties(&c.common.files, &inv.cli_props)?;
             let regions: i64 = c.regions.trim().parse().map_err(|_| {
@@ -151,6 +153,38 @@ pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
             })
         }
     }
+}
+
+/// `ycsb merge DIR...`.
+fn merge_runs(dirs: &[String], cli_props: &[(String, String)]) -> Result<Outcome, Error> {
+    let mut p = Properties::new();
+    for (k, v) in cli_props {
+        p.set(k.clone(), v.clone());
+    }
+    let percentiles = parse_percentiles(p.get_or("hdrhistogram.percentiles", "50,95,99,99.9"))?;
+    let exporter_s = p.get_or(
+        "exporter",
+        "site.ycsb.measurements.exporter.TextMeasurementsExporter",
+    );
+    let exporter = Exporter::parse(exporter_s)
+        .ok_or_else(|| Error::Config(format!("unknown exporter {exporter_s:?}")))?;
+    let runs = dirs
+        .iter()
+        .map(|d| merge::read_run(std::path::Path::new(d)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let report = exporter.render(&merge::merge(&runs, &percentiles)?);
+    let stdout = match p.get("exportfile").map(str::trim) {
+        Some(path) if !path.is_empty() => {
+            std::fs::write(path, &report)
+                .map_err(|e| Error::Io(format!("cannot write exportfile {path:?}: {e}")))?;
+            String::new()
+        }
+        _ => report,
+    };
+    Ok(Outcome {
+        stdout,
+        result: None,
+    })
 }
 
 fn parse_percentiles(s: &str) -> Result<Vec<f64>, Error> {
@@ -270,8 +304,17 @@ async fn run_phase(
     let status_interval = nonneg(&p, "status.interval", 10)?.max(1);
     let max_exec = nonneg(&p, "maxexecutiontime", 0)?;
     let warmup = nonneg(&p, "warmuptime", 0)?;
-    let file_output = p.bool_or("hdrhistogram.fileoutput", false);
-    let hdr_path = p.get_or("hdrhistogram.output.path", "").to_string();
+    // artifacts.dir=DIR keeps what `ycsb merge` needs: the interval logs and the text report.
+    let artifacts = p.get("artifacts.dir").map(|d| d.trim().to_string());
+    if let Some(dir) = &artifacts {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
+    }
+    let file_output = artifacts.is_some() || p.bool_or("hdrhistogram.fileoutput", false);
+    let hdr_path = match &artifacts {
+        Some(dir) => format!("{dir}/"),
+        None => p.get_or("hdrhistogram.output.path", "").to_string(),
+    };
     let status = p.bool_or("status", false);
     let label = p.get_or("label", "").to_string();
     let seed = match p.get("seed") {
@@ -355,6 +398,11 @@ async fn run_phase(
             measurements::write_hdr_log(&path, measurements.base_wall(), &m.logged_intervals())
                 .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
         }
+    }
+    if let Some(dir) = &artifacts {
+        let path = format!("{dir}/report.txt");
+        std::fs::write(&path, measurements::render_text(&result.lines))
+            .map_err(|e| Error::Io(format!("cannot write {path:?}: {e}")))?;
     }
     let report = exporter.render(&result.lines);
     let stdout = match export_file {

@@ -1,0 +1,353 @@
+//! `ycsb merge DIR...`: one report for runs made at the same time by several `ycsb`
+//! processes (on one or several client machines), each run saved with
+//! `-p artifacts.dir=DIR`.
+//!
+//! Averaging the averages (or the percentiles) of N reports is wrong; adding the histograms is
+//! exact. So each run keeps its HdrHistogram interval log per operation (`DIR/<OP>.hdr`, as
+//! `hdrhistogram.fileoutput` writes them) and its text report (`DIR/report.txt`). Merge adds
+//! every interval histogram of an operation across runs, sums the return codes, and computes
+//! throughput over the window in which all runs were running (the overlap), counting the
+//! operations of the intervals inside that window (an interval that straddles its edge counts
+//! in proportion). RunTime is the whole window, from the first start to the last end.
+//!
+//! What merge assumes: the client machines' clocks agree (NTP; the logs carry absolute start
+//! times), the runs did disjoint work (disjoint `insertstart`/`insertcount` in a load), and
+//! every run used the same operation names.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::Engine;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+
+use crate::measurements::{block_lines, ReportLine, Value};
+use crate::Error;
+
+/// One interval of one operation, at absolute times (seconds since the epoch).
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Start.
+    pub start: f64,
+    /// End.
+    pub end: f64,
+    /// The latencies recorded in it (µs).
+    pub histogram: Histogram<u64>,
+}
+
+/// What one run left in its artifacts directory.
+#[derive(Debug, Clone)]
+pub struct RunArtifacts {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Start (seconds since the epoch), from the interval logs' start time.
+    pub start: f64,
+    /// `[OVERALL], RunTime(ms)` of its report.
+    pub runtime_ms: u64,
+    /// Operation names in report order.
+    pub ops: Vec<String>,
+    /// Interval histograms by operation.
+    pub intervals: BTreeMap<String, Vec<Interval>>,
+    /// Return codes by operation, in report order.
+    pub return_codes: BTreeMap<String, Vec<(String, i64)>>,
+}
+
+impl RunArtifacts {
+    /// End of the run (seconds since the epoch).
+    pub fn end(&self) -> f64 {
+        self.start + self.runtime_ms as f64 / 1000.0
+    }
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Io(format!("{}: {e}", path.display()))
+}
+
+/// Reads one interval log: its start time and its intervals at absolute times.
+pub fn read_hdr_log(path: &Path) -> Result<(f64, Vec<Interval>), Error> {
+    let bytes = std::fs::read(path).map_err(|e| io(path, e))?;
+    let mut start = None;
+    let mut base = 0.0;
+    let mut raw = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        match entry.map_err(|e| io(path, format!("not an HdrHistogram interval log: {e:?}")))? {
+            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
+            LogEntry::BaseTime(t) => base = t.as_secs_f64(),
+            LogEntry::Interval(h) => {
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .decode(h.encoded_histogram())
+                    .map_err(|e| io(path, format!("bad histogram encoding: {e}")))?;
+                let histogram: Histogram<u64> = Deserializer::new()
+                    .deserialize(&mut encoded.as_slice())
+                    .map_err(|e| io(path, format!("bad histogram: {e:?}")))?;
+                raw.push((h.start_timestamp(), h.duration(), histogram));
+            }
+        }
+    }
+    let start = start.unwrap_or(base);
+    let intervals = raw
+        .into_iter()
+        .map(|(at, len, histogram): (Duration, Duration, _)| {
+            let s = base + at.as_secs_f64();
+            Interval {
+                start: s,
+                end: s + len.as_secs_f64(),
+                histogram,
+            }
+        })
+        .collect();
+    Ok((start, intervals))
+}
+
+/// Reads a run's artifacts directory.
+pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
+    let report_path = dir.join("report.txt");
+    let report = std::fs::read_to_string(&report_path).map_err(|e| {
+        io(
+            &report_path,
+            format!(
+                "{e} (was the run made with -p artifacts.dir={}?)",
+                dir.display()
+            ),
+        )
+    })?;
+    let mut runtime_ms = None;
+    let mut ops: Vec<String> = Vec::new();
+    let mut return_codes: BTreeMap<String, Vec<(String, i64)>> = BTreeMap::new();
+    for line in report.lines() {
+        let Some(rest) = line.strip_prefix('[') else {
+            continue;
+        };
+        let Some((metric, rest)) = rest.split_once("], ") else {
+            continue;
+        };
+        let Some((measurement, value)) = rest.rsplit_once(", ") else {
+            continue;
+        };
+        if metric == "OVERALL" {
+            if measurement == "RunTime(ms)" {
+                runtime_ms = value.trim().parse::<f64>().ok().map(|v| v as u64);
+            }
+            continue;
+        }
+        if metric.starts_with("TOTAL_G") {
+            continue;
+        }
+        if !ops.iter().any(|o| o == metric) {
+            ops.push(metric.to_string());
+        }
+        if let Some(code) = measurement.strip_prefix("Return=") {
+            let n = value
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| io(&report_path, format!("bad count in line {line:?}")))?;
+            return_codes
+                .entry(metric.to_string())
+                .or_default()
+                .push((code.to_string(), n));
+        }
+    }
+    let runtime_ms =
+        runtime_ms.ok_or_else(|| io(&report_path, "no [OVERALL], RunTime(ms) line"))?;
+    let mut intervals = BTreeMap::new();
+    let mut start: Option<f64> = None;
+    let entries = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
+    for entry in entries {
+        let path = entry.map_err(|e| io(dir, e))?.path();
+        if path.extension().is_some_and(|e| e == "hdr") {
+            let op = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (s, iv) = read_hdr_log(&path)?;
+            start = Some(start.map_or(s, |x: f64| x.min(s)));
+            intervals.insert(op, iv);
+        }
+    }
+    let start = start.ok_or_else(|| io(dir, "no <OP>.hdr interval logs"))?;
+    Ok(RunArtifacts {
+        dir: dir.to_path_buf(),
+        start,
+        runtime_ms,
+        ops,
+        intervals,
+        return_codes,
+    })
+}
+
+/// Operations that count toward throughput (YCSB counts the workload's operations, not the
+/// cleanup nor the intended-latency shadows).
+fn counts_toward_throughput(op: &str) -> bool {
+    op != "CLEANUP" && !op.starts_with("Intended-")
+}
+
+/// The merged report lines of `runs`, with `percentiles` in each block.
+pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLine>, Error> {
+    if runs.is_empty() {
+        return Err(Error::Usage(
+            "ycsb merge needs at least one run directory".into(),
+        ));
+    }
+    let first_start = runs.iter().map(|r| r.start).fold(f64::INFINITY, f64::min);
+    let last_end = runs
+        .iter()
+        .map(|r| r.end())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let overlap_start = runs
+        .iter()
+        .map(|r| r.start)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let overlap_end = runs.iter().map(|r| r.end()).fold(f64::INFINITY, f64::min);
+    let overlap = overlap_end - overlap_start;
+
+    // Operation order: as the first run reports them, then any others.
+    let mut ops: Vec<String> = Vec::new();
+    for r in runs {
+        for op in r.ops.iter().chain(r.intervals.keys()) {
+            if !ops.contains(op) {
+                ops.push(op.clone());
+            }
+        }
+    }
+    let mut in_window = 0.0;
+    let mut blocks = Vec::new();
+    for op in &ops {
+        let mut total: Option<Histogram<u64>> = None;
+        let mut codes: Vec<(String, i64)> = Vec::new();
+        for r in runs {
+            for iv in r.intervals.get(op).map(Vec::as_slice).unwrap_or(&[]) {
+                match &mut total {
+                    Some(t) => t
+                        .add(&iv.histogram)
+                        .map_err(|e| Error::Io(format!("{}: {e:?}", r.dir.display())))?,
+                    None => total = Some(iv.histogram.clone()),
+                }
+                if counts_toward_throughput(op) && overlap > 0.0 {
+                    let len = iv.end - iv.start;
+                    let inside = (iv.end.min(overlap_end) - iv.start.max(overlap_start)).max(0.0);
+                    let share = if len > 0.0 {
+                        inside / len
+                    } else if iv.start >= overlap_start && iv.start <= overlap_end {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    in_window += share * iv.histogram.len() as f64;
+                }
+            }
+            for (code, n) in r.return_codes.get(op).map(Vec::as_slice).unwrap_or(&[]) {
+                match codes.iter_mut().find(|(c, _)| c == code) {
+                    Some((_, m)) => *m += n,
+                    None => codes.push((code.clone(), *n)),
+                }
+            }
+        }
+        if let Some(h) = total {
+            blocks.extend(block_lines(op, &h, percentiles, &codes));
+        }
+    }
+    let runtime_ms = ((last_end - first_start) * 1000.0).round() as i64;
+    let throughput = if overlap > 0.0 {
+        in_window / overlap
+    } else {
+        // Runs that never ran together: all operations over the whole window.
+        let ops: u64 = ops
+            .iter()
+            .filter(|op| counts_toward_throughput(op))
+            .flat_map(|op| runs.iter().flat_map(move |r| r.intervals.get(op.as_str())))
+            .flatten()
+            .map(|iv| iv.histogram.len())
+            .sum();
+        ops as f64 * 1000.0 / runtime_ms.max(1) as f64
+    };
+    let overall = |m: &str, v: Value| ReportLine {
+        metric: "OVERALL".into(),
+        measurement: m.into(),
+        value: v,
+    };
+    let mut lines = vec![
+        overall("RunTime(ms)", Value::Int(runtime_ms)),
+        overall("Throughput(ops/sec)", Value::Float(throughput)),
+        overall("Runs", Value::Int(runs.len() as i64)),
+        overall(
+            "OverlapTime(ms)",
+            Value::Int((overlap.max(0.0) * 1000.0).round() as i64),
+        ),
+    ];
+    lines.extend(blocks);
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(values: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for v in values {
+            h.record(*v).unwrap();
+        }
+        h
+    }
+
+    fn run(start: f64, runtime_ms: u64, intervals: Vec<(f64, f64, Vec<u64>)>) -> RunArtifacts {
+        let mut map = BTreeMap::new();
+        map.insert(
+            "READ".to_string(),
+            intervals
+                .into_iter()
+                .map(|(s, e, v)| Interval {
+                    start: s,
+                    end: e,
+                    histogram: hist(&v),
+                })
+                .collect(),
+        );
+        let mut codes = BTreeMap::new();
+        codes.insert("READ".to_string(), vec![("OK".to_string(), 4)]);
+        RunArtifacts {
+            dir: PathBuf::from("x"),
+            start,
+            runtime_ms,
+            ops: vec!["READ".into()],
+            intervals: map,
+            return_codes: codes,
+        }
+    }
+
+    fn value(lines: &[ReportLine], metric: &str, m: &str) -> String {
+        lines
+            .iter()
+            .find(|l| l.metric == metric && l.measurement == m)
+            .map(|l| match &l.value {
+                Value::Int(i) => i.to_string(),
+                Value::Float(f) => f.to_string(),
+            })
+            .unwrap_or_else(|| panic!("no [{metric}], {m}"))
+    }
+
+    #[test]
+    fn histograms_add_and_codes_sum() {
+        // Two runs of 2 s; the second starts 1 s later: overlap 1 s, whole window 3 s.
+        let a = run(
+            100.0,
+            2000,
+            vec![(100.0, 101.0, vec![10, 20]), (101.0, 102.0, vec![30, 40])],
+        );
+        let b = run(
+            101.0,
+            2000,
+            vec![(101.0, 102.0, vec![50, 60]), (102.0, 103.0, vec![70, 80])],
+        );
+        let lines = merge(&[a, b], &[50.0]).unwrap();
+        assert_eq!(value(&lines, "READ", "Operations"), "8");
+        assert_eq!(value(&lines, "READ", "Return=OK"), "8");
+        assert_eq!(value(&lines, "READ", "MaxLatency(us)"), "80");
+        assert_eq!(value(&lines, "OVERALL", "RunTime(ms)"), "3000");
+        assert_eq!(value(&lines, "OVERALL", "OverlapTime(ms)"), "1000");
+        // Inside [101, 102]: 2 operations of each run.
+        assert_eq!(value(&lines, "OVERALL", "Throughput(ops/sec)"), "4");
+    }
+}
