@@ -47,6 +47,37 @@ pub enum Command {
     /// Combine runs saved with `-p artifacts.dir=DIR` (several processes or client machines
     /// running at once) into one report: histograms added, not averages averaged.
     Merge(MergeArgs),
+    /// One load, then runs at several thread counts / workloads / target rates, each on a
+    /// fresh clone of the loaded table: `-threads 1,8,64 -P workloada,workloadc -target 0,500
+    /// --out DIR`. Writes every point's report, summary.csv/json and report.html.
+    Sweep(SweepArgs),
+    /// Builds report.html from sweep directories, overlaying several.
+    Plot(PlotArgs),
+}
+
+/// Options of `sweep`: those of `run`, with lists for -P, -threads and -target.
+#[derive(Debug, Args, Clone)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    /// The same options as load and run (-P, -threads and -target take comma lists).
+    pub common: CommonArgs,
+    /// Where to write the results.
+    #[arg(long, value_name = "DIR")]
+    pub out: String,
+    /// Keep each point's table instead of dropping it.
+    #[arg(long)]
+    pub keep_tables: bool,
+}
+
+/// Options of `plot`.
+#[derive(Debug, Args, Clone)]
+pub struct PlotArgs {
+    /// Sweep result directories.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<String>,
+    /// The page to write.
+    #[arg(long, value_name = "FILE", default_value = "report.html")]
+    pub out: String,
 }
 
 /// Options of `merge`.
@@ -117,7 +148,8 @@ pub struct CreateTableArgs {
 }
 
 /// The long options that YCSB spells with one dash.
-const SINGLE_DASH_LONG: [&str; 9] = [
+const SINGLE_DASH_LONG: [&str; 10] = [
+    "out",
     "threads",
     "target",
     "db",
@@ -207,6 +239,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, Error> {
     let cli = Cli::from_arg_matches(&matches).map_err(|e| Error::Usage(e.to_string()))?;
     let (_, sub) = matches.subcommand().expect("a subcommand is required");
     let cli_props = match &cli.command {
+        Command::Plot(_) => Vec::new(),
         Command::Merge(m) => m
             .props
             .iter()

@@ -12,8 +12,10 @@ pub mod generator;
 pub mod hbase;
 pub mod measurements;
 pub mod merge;
+pub mod plot;
 pub mod props;
 pub mod runner;
+pub mod sweep;
 pub mod util;
 pub mod workload;
 pub mod workloads;
@@ -132,6 +134,12 @@ pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
         Command::Load(c) => run_phase(&c, &inv.cli_props, false, args).await,
         Command::Run(c) => run_phase(&c, &inv.cli_props, true, args).await,
         Command::Merge(m) => merge_runs(&m.dirs, &inv.cli_props),
+        Command::Plot(pl) => sweep::plot(&pl.dirs, &pl.out),
+        Command::Sweep(_) => {
+            // Only the command line's own properties: the workload files differ per point.
+            let p = build_properties(&[], &inv.cli_props)?;
+            sweep::sweep(args, &p).await
+        }
         Command::CreateTable(c) => {
             let p = build_properties(&c.common.files, &inv.cli_props)?;
             let regions: i64 = c.regions.trim().parse().map_err(|_| {

@@ -1,0 +1,754 @@
+//! `report.html` for sweeps (`ycsb sweep`) and for saved result directories (`ycsb plot
+//! DIR...`, which overlays several): self-contained, inline SVG, no script and no network.
+//!
+//! A result directory holds `points/<id>/` per measured point, each with `point.json`
+//! (workload, threads, target, warm-up), and the run's artifacts (`report.txt` and one
+//! HdrHistogram interval log per operation, as `-p artifacts.dir` writes them).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use hdrhistogram::Histogram;
+
+use crate::measurements::{java_mean, value_at_percentile};
+use crate::merge::{read_run, RunArtifacts};
+use crate::Error;
+
+/// One measured point of a sweep.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Directory name under `points/`.
+    pub id: String,
+    /// Workload file as given (`workloada`, a path, ...).
+    pub workload: String,
+    /// Client threads.
+    pub threads: u64,
+    /// Target ops/s (0 = unthrottled).
+    pub target: f64,
+    /// Warm-up seconds excluded from the measurements.
+    pub warmup_s: f64,
+    /// `[OVERALL], Throughput(ops/sec)` of the point.
+    pub throughput: f64,
+    /// Total histogram per operation (µs).
+    pub histograms: BTreeMap<String, Histogram<u64>>,
+    /// Errors (non-OK return codes) per operation.
+    pub errors: BTreeMap<String, i64>,
+    /// The run's interval logs and report.
+    pub run: RunArtifacts,
+}
+
+/// The metadata `ycsb sweep` writes next to each point's artifacts.
+pub fn point_json(workload: &str, threads: u64, target: f64, warmup_s: f64) -> String {
+    format!(
+        "{{\"workload\": {}, \"threads\": {threads}, \"target\": {target}, \"warmup_s\": {warmup_s}}}\n",
+        json_string(workload)
+    )
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The value of `"key": ...` in our own flat `point.json` (numbers or a string).
+fn json_field(text: &str, key: &str) -> Option<String> {
+    let at = text.find(&format!("\"{key}\""))? + key.len() + 2;
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    if let Some(s) = rest.strip_prefix('"') {
+        let mut out = String::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => return Some(out),
+                '\\' => out.push(chars.next()?),
+                c => out.push(c),
+            }
+        }
+        None
+    } else {
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].trim().to_string())
+    }
+}
+
+/// Reads every point of a result directory, in the order of their ids.
+pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
+    let points_dir = dir.join("points");
+    let mut ids: Vec<PathBuf> = std::fs::read_dir(&points_dir)
+        .map_err(|e| {
+            Error::Io(format!(
+                "{}: {e} (not a sweep directory?)",
+                points_dir.display()
+            ))
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    ids.sort();
+    let mut points = Vec::new();
+    for p in ids {
+        let meta_path = p.join("point.json");
+        let meta = std::fs::read_to_string(&meta_path)
+            .map_err(|e| Error::Io(format!("{}: {e}", meta_path.display())))?;
+        let num = |k: &str| -> Result<f64, Error> {
+            json_field(&meta, k)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| Error::Io(format!("{}: no number {k}", meta_path.display())))
+        };
+        let run = read_run(&p)?;
+        let report = std::fs::read_to_string(p.join("report.txt")).unwrap_or_default();
+        let throughput = report
+            .lines()
+            .find_map(|l| l.strip_prefix("[OVERALL], Throughput(ops/sec), "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        let mut histograms = BTreeMap::new();
+        for (op, intervals) in &run.intervals {
+            let mut total: Option<Histogram<u64>> = None;
+            for iv in intervals {
+                match &mut total {
+                    Some(t) => t
+                        .add(&iv.histogram)
+                        .map_err(|e| Error::Io(format!("{}: {e:?}", p.display())))?,
+                    None => total = Some(iv.histogram.clone()),
+                }
+            }
+            if let Some(t) = total {
+                histograms.insert(op.clone(), t);
+            }
+        }
+        let errors = run
+            .return_codes
+            .iter()
+            .map(|(op, codes)| {
+                let bad: i64 = codes
+                    .iter()
+                    .filter(|(c, _)| c != "OK")
+                    .map(|(_, n)| n)
+                    .sum();
+                (op.clone(), bad)
+            })
+            .collect();
+        points.push(Point {
+            id: p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            workload: json_field(&meta, "workload").unwrap_or_default(),
+            threads: num("threads")? as u64,
+            target: num("target")?,
+            warmup_s: num("warmup_s").unwrap_or(0.0),
+            throughput,
+            histograms,
+            errors,
+            run,
+        });
+    }
+    if points.is_empty() {
+        return Err(Error::Io(format!("{}: no points", points_dir.display())));
+    }
+    Ok(points)
+}
+
+/// The percentiles of the summary and the charts.
+pub const PERCENTILES: [(f64, &str); 5] = [
+    (50.0, "p50"),
+    (95.0, "p95"),
+    (99.0, "p99"),
+    (99.9, "p99.9"),
+    (100.0, "max"),
+];
+
+/// Operations worth plotting (not CLEANUP, not the intended-latency shadows).
+fn plotted_ops(p: &Point) -> impl Iterator<Item = (&String, &Histogram<u64>)> {
+    p.histograms
+        .iter()
+        .filter(|(op, _)| op.as_str() != "CLEANUP" && !op.starts_with("Intended-"))
+}
+
+/// `summary.csv`: one line per point and operation.
+pub fn summary_csv(points: &[Point]) -> String {
+    let mut s = String::from(
+        "point,workload,threads,target,throughput,operation,count,avg_us,p50_us,p95_us,p99_us,p999_us,max_us,errors\n",
+    );
+    for p in points {
+        for (op, h) in &p.histograms {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{:.2},{},{},{:.2},{},{},{},{},{},{}",
+                p.id,
+                p.workload,
+                p.threads,
+                p.target,
+                p.throughput,
+                op,
+                h.len(),
+                java_mean(h),
+                value_at_percentile(h, 50.0),
+                value_at_percentile(h, 95.0),
+                value_at_percentile(h, 99.0),
+                value_at_percentile(h, 99.9),
+                h.max(),
+                p.errors.get(op).copied().unwrap_or(0)
+            );
+        }
+    }
+    s
+}
+
+/// `summary.json`: the same as the CSV, as an array of points.
+pub fn summary_json(points: &[Point]) -> String {
+    let mut items = Vec::new();
+    for p in points {
+        let ops: Vec<String> = p
+            .histograms
+            .iter()
+            .map(|(op, h)| {
+                format!(
+                    "{{\"operation\": {}, \"count\": {}, \"avg_us\": {:.2}, \"p50_us\": {}, \"p95_us\": {}, \"p99_us\": {}, \"p999_us\": {}, \"max_us\": {}, \"errors\": {}}}",
+                    json_string(op),
+                    h.len(),
+                    java_mean(h),
+                    value_at_percentile(h, 50.0),
+                    value_at_percentile(h, 95.0),
+                    value_at_percentile(h, 99.0),
+                    value_at_percentile(h, 99.9),
+                    h.max(),
+                    p.errors.get(op).copied().unwrap_or(0)
+                )
+            })
+            .collect();
+        items.push(format!(
+            "{{\"point\": {}, \"workload\": {}, \"threads\": {}, \"target\": {}, \"throughput\": {:.2}, \"operations\": [{}]}}",
+            json_string(&p.id),
+            json_string(&p.workload),
+            p.threads,
+            p.target,
+            p.throughput,
+            ops.join(", ")
+        ));
+    }
+    format!("[\n  {}\n]\n", items.join(",\n  "))
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Legend text.
+    pub name: String,
+    /// (x, y) points, drawn in order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart: title, axes and lines; rendered as inline SVG.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// Title above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Log-scale X.
+    pub x_log: bool,
+    /// Log-scale Y.
+    pub y_log: bool,
+    /// A shaded X range (the warm-up).
+    pub shade: Option<(f64, f64)>,
+    /// The data.
+    pub lines: Vec<Line>,
+}
+
+const COLORS: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn nice(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+impl Chart {
+    /// The chart as an `<svg>` element (with `data-chart` and `data-points` attributes that
+    /// tests and scripts can read).
+    pub fn svg(&self) -> String {
+        let (w, h) = (640.0, 360.0);
+        let (left, right, top, bottom) = (70.0, 170.0, 30.0, 50.0);
+        let (pw, ph) = (w - left - right, h - top - bottom);
+        let all: Vec<(f64, f64)> = self
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().copied())
+            .filter(|(x, y)| {
+                x.is_finite()
+                    && y.is_finite()
+                    && (!self.x_log || *x > 0.0)
+                    && (!self.y_log || *y > 0.0)
+            })
+            .collect();
+        let n_points = all.len();
+        let tr = |v: f64, log: bool| if log { v.log10() } else { v };
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for &(x, y) in &all {
+            x0 = x0.min(tr(x, self.x_log));
+            x1 = x1.max(tr(x, self.x_log));
+            y0 = y0.min(tr(y, self.y_log));
+            y1 = y1.max(tr(y, self.y_log));
+        }
+        if all.is_empty() {
+            (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+        }
+        if !self.y_log {
+            y0 = y0.min(0.0);
+        }
+        if (x1 - x0).abs() < 1e-12 {
+            x1 = x0 + 1.0;
+        }
+        if (y1 - y0).abs() < 1e-12 {
+            y1 = y0 + 1.0;
+        }
+        let px = |x: f64| left + (tr(x, self.x_log) - x0) / (x1 - x0) * pw;
+        let py = |y: f64| top + ph - (tr(y, self.y_log) - y0) / (y1 - y0) * ph;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" data-chart=\"{}\" data-points=\"{n_points}\">",
+            escape(&self.title)
+        );
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+            left,
+            escape(&self.title)
+        );
+        if let Some((a, b)) = self.shade {
+            let (sa, sb) = (px(a.max(if self.x_log { 1e-9 } else { a })), px(b));
+            let _ = write!(
+                s,
+                "<rect x=\"{sa:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{ph}\" fill=\"#eee\"><title>warm-up</title></rect>",
+                (sb - sa).max(0.0)
+            );
+        }
+        let _ = write!(
+            s,
+            "<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#888\"/>"
+        );
+        // Ticks: five per axis (decades' values on log axes).
+        for i in 0..=4 {
+            let f = i as f64 / 4.0;
+            let xv = x0 + f * (x1 - x0);
+            let yv = y0 + f * (y1 - y0);
+            let xl = if self.x_log { 10f64.powf(xv) } else { xv };
+            let yl = if self.y_log { 10f64.powf(yv) } else { yv };
+            let xp = left + f * pw;
+            let yp = top + ph - f * ph;
+            let _ = write!(
+                s,
+                "<text x=\"{xp:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{}</text>",
+                top + ph + 14.0,
+                nice(xl)
+            );
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text><line x1=\"{left}\" x2=\"{:.1}\" y1=\"{yp:.1}\" y2=\"{yp:.1}\" stroke=\"#ddd\"/>",
+                left - 4.0,
+                yp + 3.0,
+                nice(yl),
+                left + pw
+            );
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+            left + pw / 2.0,
+            h - 12.0,
+            escape(&self.x_label)
+        );
+        let _ = write!(
+            s,
+            "<text x=\"14\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
+            top + ph / 2.0,
+            top + ph / 2.0,
+            escape(&self.y_label)
+        );
+        for (i, line) in self.lines.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let pts: Vec<(f64, f64)> = line
+                .points
+                .iter()
+                .copied()
+                .filter(|(x, y)| {
+                    x.is_finite()
+                        && y.is_finite()
+                        && (!self.x_log || *x > 0.0)
+                        && (!self.y_log || *y > 0.0)
+                })
+                .collect();
+            let path: Vec<String> = pts
+                .iter()
+                .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+                .collect();
+            let _ = write!(
+                s,
+                "<g data-series=\"{}\"><polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"1.5\" points=\"{}\"/>",
+                escape(&line.name),
+                path.join(" ")
+            );
+            if pts.len() <= 200 {
+                for &(x, y) in &pts {
+                    let _ = write!(
+                        s,
+                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\"><title>{}: {} , {}</title></circle>",
+                        px(x),
+                        py(y),
+                        escape(&line.name),
+                        nice(x),
+                        nice(y)
+                    );
+                }
+            }
+            let ly = top + 12.0 + i as f64 * 14.0;
+            let _ = write!(
+                s,
+                "</g><rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"3\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>",
+                left + pw + 10.0,
+                ly - 4.0,
+                left + pw + 24.0,
+                ly,
+                escape(&line.name)
+            );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+/// The charts of one or several result directories (`series`: a name and its points).
+pub fn charts(series: &[(String, Vec<Point>)]) -> Vec<Chart> {
+    let multi = series.len() > 1;
+    let name = |s: &str, rest: &str| {
+        if multi {
+            format!("{s} {rest}")
+        } else {
+            rest.to_string()
+        }
+    };
+    let mut charts = Vec::new();
+    // Groups of points that differ only in threads (no target) or only in target.
+    let mut by_threads = Vec::new();
+    let mut by_target = Vec::new();
+    let mut latency_threads = Vec::new();
+    for (sname, points) in series {
+        let mut workloads: Vec<&str> = points.iter().map(|p| p.workload.as_str()).collect();
+        workloads.dedup();
+        for w in workloads {
+            let unthrottled: Vec<&Point> = points
+                .iter()
+                .filter(|p| p.workload == w && p.target == 0.0)
+                .collect();
+            if !unthrottled.is_empty() {
+                by_threads.push(Line {
+                    name: name(sname, w),
+                    points: unthrottled
+                        .iter()
+                        .map(|p| (p.threads as f64, p.throughput))
+                        .collect(),
+                });
+                let mut ops: Vec<&String> = Vec::new();
+                for p in &unthrottled {
+                    for (op, _) in plotted_ops(p) {
+                        if !ops.contains(&op) {
+                            ops.push(op);
+                        }
+                    }
+                }
+                for op in ops {
+                    for (pct, label) in [(50.0, "p50"), (99.0, "p99")] {
+                        latency_threads.push(Line {
+                            name: name(sname, &format!("{w} {op} {label}")),
+                            points: unthrottled
+                                .iter()
+                                .filter_map(|p| {
+                                    p.histograms.get(op).map(|h| {
+                                        (p.threads as f64, value_at_percentile(h, pct) as f64)
+                                    })
+                                })
+                                .collect(),
+                        });
+                    }
+                }
+            }
+            let throttled: Vec<&Point> = points
+                .iter()
+                .filter(|p| p.workload == w && p.target > 0.0)
+                .collect();
+            for op in throttled
+                .iter()
+                .flat_map(|p| plotted_ops(p).map(|(o, _)| o.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+            {
+                by_target.push(Line {
+                    name: name(sname, &format!("{w} {op} p99")),
+                    points: throttled
+                        .iter()
+                        .filter_map(|p| {
+                            p.histograms
+                                .get(&op)
+                                .map(|h| (p.throughput, value_at_percentile(h, 99.0) as f64))
+                        })
+                        .collect(),
+                });
+            }
+        }
+    }
+    if by_threads.iter().any(|l| l.points.len() > 1) || !by_threads.is_empty() {
+        charts.push(Chart {
+            title: "Throughput vs threads".into(),
+            x_label: "client threads".into(),
+            y_label: "ops/s".into(),
+            x_log: true,
+            y_log: false,
+            shade: None,
+            lines: by_threads,
+        });
+        charts.push(Chart {
+            title: "Latency percentiles vs threads".into(),
+            x_label: "client threads".into(),
+            y_label: "latency (µs, log)".into(),
+            x_log: true,
+            y_log: true,
+            shade: None,
+            lines: latency_threads,
+        });
+    }
+    if !by_target.is_empty() {
+        charts.push(Chart {
+            title: "Latency vs throughput (target sweep)".into(),
+            x_label: "achieved ops/s".into(),
+            y_label: "p99 latency (µs, log)".into(),
+            x_log: false,
+            y_log: true,
+            shade: None,
+            lines: by_target,
+        });
+    }
+    // Per point: latency by percentile, and throughput / p99 over time.
+    for (sname, points) in series {
+        for p in points {
+            let label = format!(
+                "{}{} {} threads{}",
+                if multi {
+                    format!("{sname}: ")
+                } else {
+                    String::new()
+                },
+                p.workload,
+                p.threads,
+                if p.target > 0.0 {
+                    format!(", target {}", p.target)
+                } else {
+                    String::new()
+                }
+            );
+            let dist: Vec<Line> = plotted_ops(p)
+                .map(|(op, h)| Line {
+                    name: op.clone(),
+                    points: [
+                        0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
+                    ]
+                    .iter()
+                    .map(|&q: &f64| {
+                        (
+                            100.0 / (100.0 - q.min(99.9999)),
+                            value_at_percentile(h, q) as f64,
+                        )
+                    })
+                    .collect(),
+                })
+                .collect();
+            charts.push(Chart {
+                title: format!("Latency by percentile: {label}"),
+                x_label: "1/(1-percentile): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9".into(),
+                y_label: "latency (µs, log)".into(),
+                x_log: true,
+                y_log: true,
+                shade: None,
+                lines: dist,
+            });
+            let mut per_second: BTreeMap<i64, (f64, u64)> = BTreeMap::new();
+            let mut p99_over_time = Vec::new();
+            for (op, intervals) in &p.run.intervals {
+                if op == "CLEANUP" || op.starts_with("Intended-") {
+                    continue;
+                }
+                for iv in intervals {
+                    let t = iv.start - p.run.start;
+                    let len = (iv.end - iv.start).max(1e-3);
+                    let e = per_second.entry((t * 1000.0) as i64).or_insert((len, 0));
+                    e.1 += iv.histogram.len();
+                    p99_over_time.push((
+                        op.clone(),
+                        t,
+                        value_at_percentile(&iv.histogram, 99.0) as f64,
+                    ));
+                }
+            }
+            charts.push(Chart {
+                title: format!("Throughput over time: {label}"),
+                x_label: "seconds since start (warm-up shaded)".into(),
+                y_label: "ops/s".into(),
+                x_log: false,
+                y_log: false,
+                shade: (p.warmup_s > 0.0).then_some((0.0, p.warmup_s)),
+                lines: vec![Line {
+                    name: "ops/s".into(),
+                    points: per_second
+                        .iter()
+                        .map(|(t, (len, n))| (*t as f64 / 1000.0, *n as f64 / len))
+                        .collect(),
+                }],
+            });
+            let mut ops: Vec<String> = p99_over_time.iter().map(|(o, _, _)| o.clone()).collect();
+            ops.sort();
+            ops.dedup();
+            charts.push(Chart {
+                title: format!("p99 over time: {label}"),
+                x_label: "seconds since start (warm-up shaded)".into(),
+                y_label: "p99 latency (µs, log)".into(),
+                x_log: false,
+                y_log: true,
+                shade: (p.warmup_s > 0.0).then_some((0.0, p.warmup_s)),
+                lines: ops
+                    .into_iter()
+                    .map(|op| Line {
+                        points: p99_over_time
+                            .iter()
+                            .filter(|(o, _, _)| *o == op)
+                            .map(|(_, t, v)| (*t, *v))
+                            .collect(),
+                        name: op,
+                    })
+                    .collect(),
+            });
+        }
+    }
+    charts
+}
+
+/// The whole page.
+pub fn report_html(series: &[(String, Vec<Point>)]) -> String {
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ycsb report</title>\
+         <style>body{font-family:sans-serif;margin:20px} table{border-collapse:collapse} \
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right} svg{margin:8px;border:1px solid #eee}</style>\
+         </head><body>\n<h1>ycsb report</h1>\n",
+    );
+    for (name, points) in series {
+        let _ = write!(
+            s,
+            "<h2>{}</h2>\n<table data-summary=\"{}\"><tr><th>point</th><th>workload</th><th>threads</th><th>target</th><th>ops/s</th><th>operation</th><th>count</th><th>avg µs</th>",
+            escape(name),
+            escape(name)
+        );
+        for (_, label) in PERCENTILES {
+            let _ = write!(s, "<th>{label} µs</th>");
+        }
+        s.push_str("<th>errors</th></tr>\n");
+        for p in points {
+            for (op, h) in &p.histograms {
+                let _ = write!(
+                    s,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{:.1}</td>",
+                    escape(&p.id),
+                    escape(&p.workload),
+                    p.threads,
+                    p.target,
+                    p.throughput,
+                    escape(op),
+                    h.len(),
+                    java_mean(h)
+                );
+                for (q, _) in PERCENTILES {
+                    let _ = write!(s, "<td>{}</td>", value_at_percentile(h, q));
+                }
+                let _ = writeln!(
+                    s,
+                    "<td>{}</td></tr>",
+                    p.errors.get(op).copied().unwrap_or(0)
+                );
+            }
+        }
+        s.push_str("</table>\n");
+    }
+    for chart in charts(series) {
+        s.push_str(&chart.svg());
+        s.push('\n');
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_fields_round_trip() {
+        let j = point_json("work\"loads/a", 32, 0.0, 5.0);
+        assert_eq!(json_field(&j, "workload").unwrap(), "work\"loads/a");
+        assert_eq!(json_field(&j, "threads").unwrap(), "32");
+        assert_eq!(json_field(&j, "warmup_s").unwrap(), "5");
+    }
+
+    #[test]
+    fn chart_counts_its_points() {
+        let c = Chart {
+            title: "t <x>".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_log: true,
+            y_log: true,
+            shade: None,
+            lines: vec![Line {
+                name: "a".into(),
+                points: vec![(1.0, 10.0), (2.0, 20.0), (0.0, 5.0)],
+            }],
+        };
+        let svg = c.svg();
+        // The point at x = 0 cannot be drawn on a log axis.
+        assert!(svg.contains("data-points=\"2\""), "{svg}");
+        assert!(svg.contains("t &lt;x&gt;"));
+        assert_eq!(svg.matches("<circle").count(), 2);
+    }
+}

@@ -1,0 +1,351 @@
+//! `ycsb sweep`: one load, then the same run at several thread counts, workloads and/or
+//! target rates, each point on a fresh copy of the loaded table, written to one directory.
+//!
+//! ```text
+//! ycsb sweep --zk zk1:2181 -P workloada,workloadc -threads 1,8,64,512 [-target 0,1000,5000]
+//!            -p recordcount=100000 -p operationcount=100000 -p warmuptime=5 --out results/
+//! ```
+//!
+//! Method (as the reports this project grew from did it): load once, snapshot the pristine
+//! table, and for every point clone the snapshot into a new table, run against the clone,
+//! drop it. So a point that writes never changes what the next point reads. The memory
+//! binding has no table to restore; every point there starts empty.
+//!
+//! The directory gets `points/<id>/` per point (its report exactly as a single run prints it
+//! in `stdout.txt`, the text report and one HdrHistogram interval log per operation as
+//! `-p artifacts.dir` writes them, and `point.json`), `summary.csv`, `summary.json` and the
+//! self-contained `report.html`.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+
+use hbase_client::TableName;
+
+use crate::plot::{point_json, read_points, report_html, summary_csv, summary_json};
+use crate::props::Properties;
+use crate::{Error, Outcome};
+
+/// The flags whose values a sweep varies or owns; removed from the command line before it
+/// is reused for each point.
+const VARIED: [&str; 5] = ["P", "threads", "target", "out", "keep-tables"];
+
+fn flag_name(arg: &str) -> Option<&str> {
+    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
+    Some(name.split('=').next().unwrap_or(name))
+}
+
+/// The command line without the subcommand and the varied flags, plus the varied values.
+struct Split {
+    base: Vec<String>,
+    workloads: Vec<String>,
+    threads: Vec<u64>,
+    targets: Vec<f64>,
+    out: Option<String>,
+    keep_tables: bool,
+}
+
+fn list(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn split_args(args: &[String]) -> Result<Split, Error> {
+    let mut base = Vec::new();
+    let (mut p, mut threads, mut targets, mut out) = (vec![], vec![], vec![], None);
+    let mut keep_tables = false;
+    let mut i = 1; // args[0] is "sweep"
+    while i < args.len() {
+        let a = &args[i];
+        match flag_name(a) {
+            Some(name) if VARIED.contains(&name) && a.starts_with('-') => {
+                if name == "keep-tables" {
+                    keep_tables = true;
+                    i += 1;
+                    continue;
+                }
+                let value = match a.split_once('=') {
+                    Some((_, v)) => v.to_string(),
+                    None => {
+                        i += 1;
+                        args.get(i)
+                            .cloned()
+                            .ok_or_else(|| Error::Usage(format!("{a} needs a value")))?
+                    }
+                };
+                match name {
+                    "P" => p.push(value),
+                    "threads" => threads.push(value),
+                    "target" => targets.push(value),
+                    _ => out = Some(value),
+                }
+            }
+            _ => base.push(a.clone()),
+        }
+        i += 1;
+    }
+    let workloads = list(&p);
+    if workloads.is_empty() {
+        return Err(Error::Usage(
+            "ycsb sweep needs -P WORKLOAD[,WORKLOAD...]".into(),
+        ));
+    }
+    let threads = list(&threads)
+        .iter()
+        .map(|t| match t.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(Error::Config(format!(
+                "-threads: {t:?} is not a thread count (a list of whole numbers >= 1)"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let threads = if threads.is_empty() { vec![1] } else { threads };
+    let targets = list(&targets)
+        .iter()
+        .map(|t| match t.parse::<f64>() {
+            Ok(n) if n >= 0.0 && n.is_finite() => Ok(n),
+            _ => Err(Error::Config(format!(
+                "-target: {t:?} is not a rate (a list of numbers >= 0; 0 = unthrottled)"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let targets = if targets.is_empty() {
+        vec![0.0]
+    } else {
+        targets
+    };
+    Ok(Split {
+        base,
+        workloads,
+        threads,
+        targets,
+        out,
+        keep_tables,
+    })
+}
+
+type Boxed<'a> = Pin<Box<dyn Future<Output = Result<Outcome, Error>> + Send + 'a>>;
+
+fn run_command(args: Vec<String>) -> Boxed<'static> {
+    Box::pin(async move { crate::execute(&args).await })
+}
+
+fn short(workload: &str) -> String {
+    Path::new(workload)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| workload.to_string())
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// Runs the sweep described by `args` (the whole command line, starting with `sweep`), with
+/// the properties `p` of its command line (for the table name, binding and connection).
+pub async fn sweep(args: &[String], p: &Properties) -> Result<Outcome, Error> {
+    let s = split_args(args)?;
+    let out = PathBuf::from(
+        s.out
+            .clone()
+            .ok_or_else(|| Error::Usage("ycsb sweep needs --out DIR".into()))?,
+    );
+    std::fs::create_dir_all(out.join("points"))
+        .map_err(|e| Error::Io(format!("cannot create {}: {e}", out.display())))?;
+    let memory = p
+        .get("db")
+        .is_some_and(|d| d.trim().eq_ignore_ascii_case("memory"));
+    let table = p.get_or("table", "usertable").trim().to_string();
+    let warmup: f64 = p.get_or("warmuptime", "0").trim().parse().unwrap_or(0.0);
+    let mut log = String::new();
+
+    // 1. One load, with the first workload and the largest thread count (at most 64).
+    let load_threads = s.threads.iter().copied().max().unwrap_or(1).min(64);
+    if p.bool_or("sweep.load", true) {
+        let mut a = vec!["load".to_string()];
+        a.extend(s.base.iter().cloned());
+        a.extend([
+            "-P".into(),
+            s.workloads[0].clone(),
+            "-threads".into(),
+            load_threads.to_string(),
+        ]);
+        let loaded = run_command(a).await?;
+        std::fs::write(out.join("load.txt"), &loaded.stdout)
+            .map_err(|e| Error::Io(format!("cannot write load.txt: {e}")))?;
+        log.push_str(&format!("loaded {table} ({load_threads} threads)\n"));
+    }
+
+    // 2. The pristine copy.
+    let client = if memory {
+        None
+    } else {
+        Some(crate::hbase::connect(p).await?)
+    };
+    let snapshot = format!("{}_sweep_{}", short(&table), std::process::id());
+    if let Some(c) = &client {
+        let name = TableName::parse(&table).map_err(|e| Error::Config(e.to_string()))?;
+        c.admin()
+            .snapshot(&snapshot, &name)
+            .await
+            .map_err(|e| Error::Hbase(format!("cannot snapshot {table}: {e}")))?;
+    }
+
+    // 3. The points.
+    let mut index = 0;
+    let mut result = Ok(());
+    'points: for w in &s.workloads {
+        for &threads in &s.threads {
+            for &target in &s.targets {
+                index += 1;
+                let id = format!(
+                    "{index:03}-{}-t{threads}{}",
+                    short(w),
+                    if target > 0.0 {
+                        format!("-r{target}")
+                    } else {
+                        String::new()
+                    }
+                );
+                let dir = out.join("points").join(&id);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+                let point_table = format!("{}_p{index}_{}", short(&table), std::process::id());
+                if let Some(c) = &client {
+                    let t =
+                        TableName::parse(&point_table).map_err(|e| Error::Config(e.to_string()))?;
+                    if let Err(e) = c.admin().clone_snapshot(&snapshot, &t).await {
+                        result = Err(Error::Hbase(format!("cannot clone {snapshot}: {e}")));
+                        break 'points;
+                    }
+                }
+                let mut a = vec!["run".to_string()];
+                a.extend(s.base.iter().cloned());
+                a.extend([
+                    "-P".into(),
+                    w.clone(),
+                    "-threads".into(),
+                    threads.to_string(),
+                ]);
+                if target > 0.0 {
+                    a.extend(["-target".into(), target.to_string()]);
+                }
+                if client.is_some() {
+                    a.extend(["-p".into(), format!("table={point_table}")]);
+                }
+                a.extend(["-p".into(), format!("artifacts.dir={}", dir.display())]);
+                let run = run_command(a).await;
+                if let (Some(c), false) = (&client, s.keep_tables) {
+                    let t =
+                        TableName::parse(&point_table).map_err(|e| Error::Config(e.to_string()))?;
+                    let admin = c.admin();
+                    let dropped = async {
+                        admin.disable_table(&t).await?;
+                        admin.delete_table(&t).await
+                    };
+                    if let Err(e) = dropped.await {
+                        log.push_str(&format!("warning: could not drop {point_table}: {e}\n"));
+                    }
+                }
+                let run = match run {
+                    Ok(r) => r,
+                    Err(e) => {
+                        result = Err(e);
+                        break 'points;
+                    }
+                };
+                std::fs::write(dir.join("stdout.txt"), &run.stdout)
+                    .and_then(|_| {
+                        std::fs::write(
+                            dir.join("point.json"),
+                            point_json(w, threads, target, warmup),
+                        )
+                    })
+                    .map_err(|e| Error::Io(format!("cannot write {}: {e}", dir.display())))?;
+                log.push_str(&format!("point {id} done\n"));
+            }
+        }
+    }
+    if let Some(c) = &client {
+        if let Err(e) = c.admin().delete_snapshot(&snapshot).await {
+            log.push_str(&format!(
+                "warning: could not delete snapshot {snapshot}: {e}\n"
+            ));
+        }
+    }
+    result?;
+
+    // 4. Summaries and the page.
+    let points = read_points(&out)?;
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    let write = |file: &str, text: String| {
+        std::fs::write(out.join(file), text)
+            .map_err(|e| Error::Io(format!("cannot write {file}: {e}")))
+    };
+    write("summary.csv", summary_csv(&points))?;
+    write("summary.json", summary_json(&points))?;
+    write("report.html", report_html(&[(name, points)]))?;
+    log.push_str(&format!(
+        "wrote {} (summary.csv, summary.json, report.html)\n",
+        out.display()
+    ));
+    Ok(Outcome {
+        stdout: log,
+        result: None,
+    })
+}
+
+/// `ycsb plot DIR... [--out FILE]`: the page of one or several sweep directories, overlaid.
+pub fn plot(dirs: &[String], out: &str) -> Result<Outcome, Error> {
+    let mut series = Vec::new();
+    for d in dirs {
+        let path = Path::new(d);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| d.clone());
+        series.push((name, read_points(path)?));
+    }
+    std::fs::write(out, report_html(&series))
+        .map_err(|e| Error::Io(format!("cannot write {out}: {e}")))?;
+    Ok(Outcome {
+        stdout: format!("wrote {out}\n"),
+        result: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn varied_flags_are_taken_out() {
+        let s = split_args(&a(
+            "sweep --zk z:1 -P workloada,workloadc -threads 1,4 -target=0,100 -p x=1 --out d",
+        ))
+        .unwrap();
+        assert_eq!(s.base, a("--zk z:1 -p x=1"));
+        assert_eq!(s.workloads, a("workloada workloadc"));
+        assert_eq!(s.threads, vec![1, 4]);
+        assert_eq!(s.targets, vec![0.0, 100.0]);
+        assert_eq!(s.out.as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn bad_lists_are_errors() {
+        assert!(split_args(&a("sweep -P a -threads 1,0 --out d")).is_err());
+        assert!(split_args(&a("sweep -P a -threads x --out d")).is_err());
+        assert!(split_args(&a("sweep -P a -target -5 --out d")).is_err());
+        assert!(split_args(&a("sweep -threads 1 --out d")).is_err());
+    }
+}
