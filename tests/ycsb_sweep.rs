@@ -169,6 +169,8 @@ async fn thread_and_target_sweeps() {
     assert!(chart_points(&dom, "Latency by percentile")
         .iter()
         .all(|&n| n > 0));
+    // Three region servers served the points: a line each, a point per sweep point.
+    assert_eq!(chart_points(&dom, "Calls per region server"), vec![6]);
     for title in ["Throughput over time", "p99 over time"] {
         assert_eq!(chart_points(&dom, title).len(), 2, "{title}");
         assert!(chart_points(&dom, title).iter().all(|&n| n > 0), "{title}");

@@ -381,6 +381,11 @@ async fn run_phase(
             let before = client.stats();
             let mut result = runner::run(&cfg, workload, db, measurements.clone()).await;
             let servers = server_breakdown(&before, &client.stats());
+            if let Some(dir) = &artifacts {
+                let path = format!("{dir}/servers.txt");
+                std::fs::write(&path, measurements::render_text(&servers))
+                    .map_err(|e| Error::Io(format!("cannot write {path:?}: {e}")))?;
+            }
             for chunk in servers.chunks(7) {
                 let v: Vec<String> = chunk
                     .iter()

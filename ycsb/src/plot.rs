@@ -34,6 +34,8 @@ pub struct Point {
     pub histograms: BTreeMap<String, Histogram<u64>>,
     /// Errors (non-OK return codes) per operation.
     pub errors: BTreeMap<String, i64>,
+    /// Calls per region server during the point (from `servers.txt`).
+    pub server_calls: BTreeMap<String, u64>,
     /// The run's interval logs and report.
     pub run: RunArtifacts,
 }
@@ -139,7 +141,17 @@ pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
                 (op.clone(), bad)
             })
             .collect();
+        let servers = std::fs::read_to_string(p.join("servers.txt")).unwrap_or_default();
+        let server_calls = servers
+            .lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix("[RS ")?;
+                let (server, rest) = rest.split_once("], Calls, ")?;
+                Some((server.to_string(), rest.trim().parse().ok()?))
+            })
+            .collect();
         points.push(Point {
+            server_calls,
             id: p
                 .file_name()
                 .unwrap_or_default()
@@ -561,6 +573,38 @@ pub fn charts(series: &[(String, Vec<Point>)]) -> Vec<Chart> {
             y_log: true,
             shade: None,
             lines: by_target,
+        });
+    }
+    // Calls per region server: how evenly the work spread.
+    let mut per_server = Vec::new();
+    for (sname, points) in series {
+        let mut servers: Vec<&String> = points.iter().flat_map(|p| p.server_calls.keys()).collect();
+        servers.sort();
+        servers.dedup();
+        for server in servers {
+            per_server.push(Line {
+                name: name(sname, server),
+                points: points
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, p)| {
+                        p.server_calls
+                            .get(server)
+                            .map(|c| ((i + 1) as f64, *c as f64))
+                    })
+                    .collect(),
+            });
+        }
+    }
+    if !per_server.is_empty() {
+        charts.push(Chart {
+            title: "Calls per region server".into(),
+            x_label: "point (in the order of the table above)".into(),
+            y_label: "RPCs".into(),
+            x_log: false,
+            y_log: false,
+            shade: None,
+            lines: per_server,
         });
     }
     // Per point: latency by percentile, and throughput / p99 over time.
