@@ -1,0 +1,125 @@
+//! Instructions per operation, for `benches/instructions/run` (which runs this under
+//! `valgrind --tool=callgrind`): a steady-state get, a buffered put (its share of the flush
+//! included) and a 100-row scan, against the real local HBase.
+//!
+//! Each measured phase is one `#[inline(never)]` function that drives a single-threaded tokio
+//! runtime through all its operations; the connection's reader and writer tasks run inside
+//! that call, so callgrind, told to count only inside it (`--toggle-collect`), counts the
+//! client's whole user-space work for those operations and nothing of start-up or set-up.
+//! Kernel time (the socket system calls) is not in the figure; `strace -c` counts those.
+//!
+//! `INSTR_PHASE=get|put|scan` picks the phase, `INSTR_OPS` the number of operations (default
+//! 2,000). Without valgrind it simply runs, which checks that it works.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hbase_client::{Client, Get, MutatorConfig, Put, Scan, Table};
+use tokio::runtime::Runtime;
+
+const FIELDS: usize = 10;
+const VALUE_LEN: usize = 100;
+const ROWS: u64 = 1_000;
+
+fn key(i: u64) -> String {
+    format!(
+        "user{:019}",
+        i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1_000_000_000
+    )
+}
+
+fn row_put(i: u64, value: &Bytes) -> Put {
+    let mut put = Put::new(key(i));
+    for f in 0..FIELDS {
+        put = put.add("cf", format!("field{f}"), value.clone());
+    }
+    put
+}
+
+#[inline(never)]
+fn measure_get(rt: &Runtime, table: &Table, ops: u64) {
+    rt.block_on(async {
+        for i in 0..ops {
+            let row = table.get(Get::new(key(i % ROWS))).await.unwrap();
+            std::hint::black_box(row);
+        }
+    })
+}
+
+#[inline(never)]
+fn measure_put(rt: &Runtime, client: &Client, table: &str, ops: u64, value: &Bytes) {
+    rt.block_on(async {
+        let mutator = client
+            .buffered_mutator(table, MutatorConfig::default().write_buffer_size(12 << 20))
+            .unwrap();
+        for i in 0..ops {
+            mutator.mutate(row_put(ROWS + i, value)).await.unwrap();
+        }
+        mutator.close().await.unwrap();
+    })
+}
+
+#[inline(never)]
+fn measure_scan(rt: &Runtime, table: &Table, ops: u64) {
+    rt.block_on(async {
+        for i in 0..ops {
+            let mut stream =
+                table.scan(Scan::new().start_row(key(i % ROWS)).limit(100).caching(100));
+            let mut n = 0;
+            while let Some(r) = stream.next().await {
+                std::hint::black_box(r.unwrap());
+                n += 1;
+            }
+            std::hint::black_box(n);
+        }
+    })
+}
+
+fn main() {
+    let phase = std::env::var("INSTR_PHASE").unwrap_or_else(|_| "get".into());
+    let ops: u64 = std::env::var("INSTR_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    if std::env::args().any(|a| a == "--bench" || a == "--list")
+        && std::env::var("INSTR_PHASE").is_err()
+    {
+        // `cargo bench` runs every bench target; this one is meant for benches/instructions/run.
+        println!("instructions: run benches/instructions/run (under valgrind) for figures");
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let value = Bytes::from(vec![b'v'; VALUE_LEN]);
+    let (client, name) = rt.block_on(async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("bench_instr");
+        hbase_it::create_table(&client, &name, &[&key(ROWS / 3), &key(2 * ROWS / 3)]).await;
+        (client, name)
+    });
+    let table = client.table(&name.to_string()).unwrap();
+    // Load the rows and warm every connection and cache up, outside the measurement.
+    rt.block_on(async {
+        for i in 0..ROWS {
+            table.put(row_put(i, &value)).await.unwrap();
+        }
+        for i in 0..200 {
+            table.get(Get::new(key(i % ROWS))).await.unwrap();
+        }
+    });
+    let started = Instant::now();
+    match phase.as_str() {
+        "get" => measure_get(&rt, &table, ops),
+        "put" => measure_put(&rt, &client, &name.to_string(), ops, &value),
+        "scan" => measure_scan(&rt, &table, ops),
+        other => panic!("INSTR_PHASE={other}: use get, put or scan"),
+    }
+    println!(
+        "phase={phase} ops={ops} elapsed_ms={}",
+        started.elapsed().as_millis()
+    );
+    rt.block_on(hbase_it::drop_table(&client, &name));
+}
