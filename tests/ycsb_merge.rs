@@ -18,11 +18,9 @@ async fn ycsb(line: &str) -> String {
     }
 }
 
-/// The `ycsb` binary next to this test's executable (`target/<profile>/ycsb`).
+/// The `ycsb` command line, built by Cargo for this package's integration tests.
 fn ycsb_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    dir.join(format!("ycsb{}", std::env::consts::EXE_SUFFIX))
+    PathBuf::from(env!("CARGO_BIN_EXE_ycsb-it"))
 }
 
 fn count(report: &str, metric: &str, measurement: &str) -> u64 {

@@ -218,12 +218,20 @@ pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLin
         let mut codes: Vec<(String, i64)> = Vec::new();
         for r in runs {
             for iv in r.intervals.get(op).map(Vec::as_slice).unwrap_or(&[]) {
-                match &mut total {
-                    Some(t) => t
-                        .add(&iv.histogram)
-                        .map_err(|e| Error::Io(format!("{}: {e:?}", r.dir.display())))?,
-                    None => total = Some(iv.histogram.clone()),
-                }
+                // A deserialized histogram covers only the range its own values needed, so the
+                // sum starts as an empty auto-resizing one: a later interval's larger values
+                // must widen it, not fail the add.
+                let t = match &mut total {
+                    Some(t) => t,
+                    None => {
+                        let mut empty = Histogram::<u64>::new(iv.histogram.sigfig())
+                            .map_err(|e| Error::Io(format!("{}: {e:?}", r.dir.display())))?;
+                        empty.auto(true);
+                        total.insert(empty)
+                    }
+                };
+                t.add(&iv.histogram)
+                    .map_err(|e| Error::Io(format!("{}: {e:?}", r.dir.display())))?;
                 if counts_toward_throughput(op) && overlap > 0.0 {
                     let len = iv.end - iv.start;
                     let inside = (iv.end.min(overlap_end) - iv.start.max(overlap_start)).max(0.0);
@@ -290,6 +298,34 @@ mod tests {
             h.record(*v).unwrap();
         }
         h
+    }
+
+    /// As a deserialized interval is: a fixed range that only just holds its own values.
+    fn narrow(values: &[u64]) -> Histogram<u64> {
+        let max = values.iter().copied().max().unwrap_or(1).max(2);
+        let mut h = Histogram::<u64>::new_with_bounds(1, max, 3).unwrap();
+        h.auto(false);
+        for v in values {
+            h.record(*v).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn a_later_interval_with_larger_values_widens_the_sum() {
+        let mut a = run(100.0, 2000, vec![]);
+        let ivs = a.intervals.get_mut("READ").unwrap();
+        for (start, values) in [(100.0, vec![5u64, 9]), (101.0, vec![3_000_000])] {
+            ivs.push(Interval {
+                start,
+                end: start + 1.0,
+                histogram: narrow(&values),
+            });
+        }
+        let lines = merge(&[a], &[50.0]).unwrap();
+        assert_eq!(value(&lines, "READ", "Operations"), "3");
+        let max: u64 = value(&lines, "READ", "MaxLatency(us)").parse().unwrap();
+        assert!((2_999_000..=3_001_000).contains(&max), "{max}");
     }
 
     fn run(start: f64, runtime_ms: u64, intervals: Vec<(f64, f64, Vec<u64>)>) -> RunArtifacts {
