@@ -13,6 +13,8 @@ use crate::retry::{recovery, HBaseBackoff, Recovery, RetryPolicy};
 use crate::rpc::connection::RpcConnection;
 use crate::rpc::frame::Service;
 use crate::rpc::pool::ConnectionPool;
+use crate::rpc::secure::Security;
+use crate::security::SecurityStatus;
 use crate::stats::ServerCounters;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::table::Table;
@@ -97,14 +99,24 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the cluster: opens a ZooKeeper session and reads where `hbase:meta` is.
-    /// Fails within the connect timeout if ZooKeeper is unreachable.
+    /// Connects to the cluster: logs in to Kerberos and reads the TLS files when configured,
+    /// opens a ZooKeeper session and reads where `hbase:meta` is. Fails within the connect
+    /// timeout if ZooKeeper is unreachable, and with [`ErrorKind::Authentication`](crate::ErrorKind)
+    /// if the Kerberos login fails.
+    ///
+    /// On a secured cluster ZooKeeper is read anonymously: HBase leaves the znodes a client
+    /// needs (`meta-region-server`, `master`, `rs`) world-readable under its SASL ACLs.
     pub async fn connect(config: ClientConfig) -> Result<Client> {
         let config = Arc::new(config);
+        let security = Arc::new(if config.kerberos.is_some() || config.tls.is_some() {
+            Security::new(&config).await?
+        } else {
+            Security::none()
+        });
         let zk = Arc::new(ZkRegistry::new(&config));
         zk.meta_server().await?;
         let stats = Arc::new(Stats::default());
-        let pool = Arc::new(ConnectionPool::new(config.clone(), stats));
+        let pool = Arc::new(ConnectionPool::new(config.clone(), stats, security));
         let locator = MetaLocator::new(config.clone(), zk.clone(), pool.clone());
         let retry_policy = Box::new(HBaseBackoff {
             pause: config.pause,
@@ -151,6 +163,12 @@ impl Client {
     /// meta cache.
     pub fn stats(&self) -> StatsSnapshot {
         self.inner.pool.stats().snapshot()
+    }
+
+    /// What the client's security has done: the Kerberos principal and ticket expiry, logins
+    /// and renewals, completed SASL exchanges per protection level, TLS handshakes, refusals.
+    pub fn security(&self) -> SecurityStatus {
+        self.inner.pool.security().status()
     }
 
     /// Number of open server connections.

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::rpc::CellBlockCompression;
+use crate::security::{Kerberos, Tls};
 
 /// Rewrites a server address (`host:port`) before the client connects to it.
 ///
@@ -29,6 +30,8 @@ pub struct ClientConfig {
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
     pub(crate) max_in_flight_per_server: usize,
+    pub(crate) kerberos: Option<Kerberos>,
+    pub(crate) tls: Option<Tls>,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -47,6 +50,8 @@ impl fmt::Debug for ClientConfig {
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
             .field("max_in_flight_per_server", &self.max_in_flight_per_server)
+            .field("kerberos", &self.kerberos)
+            .field("tls", &self.tls)
             .finish()
     }
 }
@@ -70,6 +75,8 @@ impl ClientConfig {
                 address_mapper: None,
                 compression: CellBlockCompression::None,
                 max_in_flight_per_server: 64,
+                kerberos: None,
+                tls: None,
             },
         }
     }
@@ -178,6 +185,19 @@ impl ClientConfigBuilder {
         self
     }
 
+    /// Authenticates with Kerberos (SASL/GSSAPI) instead of SIMPLE, as a cluster with
+    /// `hbase.security.authentication=kerberos` requires. See [`Kerberos`].
+    pub fn kerberos(mut self, kerberos: Kerberos) -> Self {
+        self.config.kerberos = Some(kerberos);
+        self
+    }
+
+    /// Connects to every server over TLS (HBase 2.6 native RPC TLS). See [`Tls`].
+    pub fn tls(mut self, tls: Tls) -> Self {
+        self.config.tls = Some(tls);
+        self
+    }
+
     /// Rewrites every server address before connecting. See [`AddressMapper`].
     pub fn address_mapper(mut self, map: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
         self.config.address_mapper = Some(Arc::new(map));
@@ -202,6 +222,19 @@ impl ClientConfigBuilder {
                     zero.0
                 )));
             }
+        }
+        if let Some(kerberos) = &c.kerberos {
+            if cfg!(not(feature = "kerberos")) {
+                return Err(Error::InvalidInput(
+                    "Kerberos is configured but hbase-client was built without its `kerberos` feature".into(),
+                ));
+            }
+            kerberos.validate()?;
+        }
+        if c.tls.is_some() && cfg!(not(feature = "tls")) {
+            return Err(Error::InvalidInput(
+                "TLS is configured but hbase-client was built without its `tls` feature".into(),
+            ));
         }
         if !c.znode_parent.starts_with('/') {
             return Err(Error::InvalidInput(format!(

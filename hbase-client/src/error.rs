@@ -20,6 +20,10 @@ pub enum ErrorKind {
     DoNotRetry,
     /// A deadline passed: the RPC timeout, the operation timeout, or a connect timeout.
     Timeout,
+    /// The client or a server could not prove who it is: a Kerberos login or SASL exchange
+    /// failed, the server refused the client's credentials, or a server certificate was not
+    /// trusted. Never retried: credentials or trust settings must change first.
+    Authentication,
 }
 
 /// An exception raised by an HBase server, as sent in the RPC response.
@@ -145,6 +149,24 @@ pub enum Error {
         /// Each failed mutation's row and error.
         failures: Vec<FailedMutation>,
     },
+    /// Authentication failed: a Kerberos login (keytab, principal, KDC), the SASL exchange, or
+    /// the server refused the client's credentials.
+    #[error("authentication failed{}: {message}", server.as_deref().map(|s| format!(" with {s}")).unwrap_or_default())]
+    Authentication {
+        /// The server (`host:port`) when a server was involved; `None` for a local login.
+        server: Option<String>,
+        /// What failed, naming the principal, keytab or server principal involved.
+        message: String,
+    },
+    /// A TLS handshake failed because a certificate was refused (an untrusted issuer, a host
+    /// name mismatch, a missing or refused client certificate).
+    #[error("TLS with {addr} failed: {message}")]
+    Tls {
+        /// The server, `host:port`.
+        addr: String,
+        /// What was refused and why.
+        message: String,
+    },
     /// The retry budget (attempts) ran out; `last` is the final attempt's error.
     #[error("gave up after {attempts} attempts: {last}")]
     RetriesExhausted {
@@ -173,6 +195,7 @@ impl Error {
             Error::InvalidInput(_) | Error::ProcedureFailed { .. } | Error::TableDisabled(_) => {
                 ErrorKind::DoNotRetry
             }
+            Error::Authentication { .. } | Error::Tls { .. } => ErrorKind::Authentication,
             Error::RetriesExhausted { last, .. } => last.kind(),
             Error::MutationsFailed { failures } => failures
                 .first()
@@ -217,6 +240,14 @@ impl Error {
             },
             Error::ProcedureFailed { proc_id, message } => Error::ProcedureFailed {
                 proc_id: *proc_id,
+                message: message.clone(),
+            },
+            Error::Authentication { server, message } => Error::Authentication {
+                server: server.clone(),
+                message: message.clone(),
+            },
+            Error::Tls { addr, message } => Error::Tls {
+                addr: addr.clone(),
                 message: message.clone(),
             },
             Error::RetriesExhausted { attempts, last } => Error::RetriesExhausted {

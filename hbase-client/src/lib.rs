@@ -20,6 +20,7 @@ pub mod region;
 mod retry;
 pub mod rpc;
 mod scanner;
+pub mod security;
 mod stats;
 mod table;
 mod zk;
@@ -38,5 +39,6 @@ pub use ops::{
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
 pub use scanner::ScanStream;
+pub use security::{Kerberos, Protection, SecurityStatus, Tls};
 pub use stats::{ServerStats, StatsSnapshot};
 pub use table::Table;

@@ -44,7 +44,9 @@ pub(crate) fn recovery(e: &Error) -> Recovery {
         Error::TableNotFound(_)
         | Error::TableDisabled(_)
         | Error::InvalidInput(_)
-        | Error::ProcedureFailed { .. } => Recovery::Fail,
+        | Error::ProcedureFailed { .. }
+        | Error::Authentication { .. }
+        | Error::Tls { .. } => Recovery::Fail,
         Error::RetriesExhausted { .. } | Error::MutationsFailed { .. } => Recovery::Fail,
     }
 }

@@ -13,13 +13,13 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
 use tokio::sync::{oneshot, Notify, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::compression::{self, CellBlockCompression};
 use super::frame::{self, RequestMeta, ResponseBody, Service};
+use super::sasl::SaslSession;
+use super::secure::{Reader, Security, Writer};
 use crate::error::{Error, Result};
 use crate::stats::ServerCounters;
 
@@ -29,6 +29,9 @@ struct Pending {
     calls: HashMap<u32, Reply>,
     /// Set once the connection is unusable; later calls fail at once with this reason.
     closed: Option<String>,
+    /// Set when the server refused the client's credentials: calls get this error, which is
+    /// never retried, instead of a retryable "connection closed".
+    refused: Option<Error>,
 }
 
 struct Shared {
@@ -41,6 +44,8 @@ struct Shared {
     next_call_id: AtomicU32,
     /// Permits for calls in flight (`ClientConfig::max_in_flight_per_server`).
     in_flight: Semaphore,
+    /// The SASL session (Kerberos connections); frames travel wrapped when it says so.
+    sasl: Option<Arc<SaslSession>>,
 }
 
 impl Shared {
@@ -48,23 +53,32 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the connection dead and fails every call in flight with a retryable error.
-    fn close(&self, reason: String) {
+    /// Marks the connection dead and fails every call in flight with a retryable error, or
+    /// with `refused` when the server refused the client's credentials.
+    fn close(&self, reason: String, refused: Option<Error>) {
         let calls = {
             let mut p = self.lock_pending();
             if p.closed.is_none() {
                 tracing::debug!(addr = %self.addr, %reason, "connection closed");
                 p.closed = Some(reason.clone());
+                p.refused = refused;
             }
             std::mem::take(&mut p.calls)
         };
         for (_, reply) in calls {
-            let _ = reply.send(Err(Error::ConnectionClosed {
-                addr: self.addr.clone(),
-                reason: reason.clone(),
-            }));
+            let _ = reply.send(Err(self.closed_error(&reason)));
         }
         self.out_ready.notify_one();
+    }
+
+    fn closed_error(&self, reason: &str) -> Error {
+        match &self.lock_pending().refused {
+            Some(e) => e.duplicate(),
+            None => Error::ConnectionClosed {
+                addr: self.addr.clone(),
+                reason: reason.to_string(),
+            },
+        }
     }
 }
 
@@ -95,36 +109,24 @@ impl Drop for CallGuard<'_> {
 }
 
 impl RpcConnection {
-    /// Connects to `addr` (already mapped) and sends the preamble and connection header.
+    /// Connects to `addr` (already mapped) of the server advertised as `host`, with the
+    /// client's security (TLS, SASL), and sends the preamble and connection header.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn connect(
         addr: &str,
+        host: &str,
         user: &str,
         service: Service,
         connect_timeout: Duration,
         counters: Arc<ServerCounters>,
         compression: CellBlockCompression,
         max_in_flight: usize,
+        security: &Security,
     ) -> Result<RpcConnection> {
-        let setup = async {
-            let mut stream = TcpStream::connect(addr).await?;
-            stream.set_nodelay(true)?;
-            stream
-                .write_all(&frame::connection_preamble_with(
-                    user,
-                    service,
-                    compression.codec_class(),
-                ))
-                .await?;
-            Ok::<_, std::io::Error>(stream)
-        };
-        let stream = match tokio::time::timeout(connect_timeout, setup).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => {
-                return Err(Error::Connection {
-                    addr: addr.to_string(),
-                    source,
-                })
-            }
+        let setup = security.establish(addr, host, service, user, compression.codec_class());
+        let established = match tokio::time::timeout(connect_timeout, setup).await {
+            Ok(Ok(established)) => established,
+            Ok(Err(e)) => return Err(e),
             Err(_) => {
                 return Err(Error::Timeout {
                     what: format!("connecting to {addr}"),
@@ -132,7 +134,7 @@ impl RpcConnection {
                 })
             }
         };
-        let (rd, wr) = stream.into_split();
+        let (rd, wr) = (established.reader, established.writer);
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
             counters,
@@ -140,11 +142,13 @@ impl RpcConnection {
             pending: Mutex::new(Pending {
                 calls: HashMap::new(),
                 closed: None,
+                refused: None,
             }),
             out: Mutex::new(BytesMut::with_capacity(64 * 1024)),
             out_ready: Notify::new(),
             next_call_id: AtomicU32::new(0),
             in_flight: Semaphore::new(max_in_flight.max(1)),
+            sasl: established.sasl,
         });
         let reader = tokio::spawn(read_loop(shared.clone(), rd));
         let writer = tokio::spawn(write_loop(shared.clone(), wr));
@@ -193,10 +197,9 @@ impl RpcConnection {
         {
             let mut p = shared.lock_pending();
             if let Some(reason) = &p.closed {
-                return Err(Error::ConnectionClosed {
-                    addr: shared.addr.clone(),
-                    reason: reason.clone(),
-                });
+                let reason = reason.clone();
+                drop(p);
+                return Err(shared.closed_error(&reason));
             }
             p.calls.insert(call_id, tx);
         }
@@ -250,7 +253,7 @@ impl RpcConnection {
     }
 }
 
-async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf) {
+async fn write_loop(shared: Arc<Shared>, mut wr: Writer) {
     loop {
         shared.out_ready.notified().await;
         // Let the other runnable tasks go first: a caller's notify puts this task in the
@@ -268,23 +271,77 @@ async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf) {
             }
             out.split()
         };
+        let batch = match shared.sasl.as_deref().filter(|s| s.wraps()) {
+            None => batch,
+            Some(sasl) => {
+                let mut sealed = BytesMut::with_capacity(batch.len() + 128);
+                if let Err(e) = sasl.seal(&batch, &mut sealed) {
+                    shared.close(e.to_string(), None);
+                    return;
+                }
+                sealed
+            }
+        };
         if let Err(e) = wr.write_all(&batch).await {
-            shared.close(format!("write failed: {e}"));
+            shared.close(format!("write failed: {e}"), None);
             return;
         }
     }
 }
 
-async fn read_loop(shared: Arc<Shared>, mut rd: OwnedReadHalf) {
-    let reason = match read_frames(&shared, &mut rd).await {
-        Ok(()) => "server closed the connection".to_string(),
-        Err(e) => e.to_string(),
+async fn read_loop(shared: Arc<Shared>, mut rd: Reader) {
+    let (reason, refused) = match read_frames(&shared, &mut rd).await {
+        Ok(()) => ("server closed the connection".to_string(), None),
+        Err(e) if e.kind() == crate::ErrorKind::Authentication => (e.to_string(), Some(e)),
+        Err(e) => (e.to_string(), None),
     };
-    shared.close(reason);
+    shared.close(reason, refused);
 }
 
-async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
+/// Reads the server's bytes into `buf` (unwrapping SASL tokens when the session wraps);
+/// false at the end of the stream.
+async fn fill(
+    shared: &Shared,
+    rd: &mut Reader,
+    buf: &mut BytesMut,
+    wrapped: &mut BytesMut,
+    first: &mut bool,
+) -> Result<bool> {
+    let sasl = shared.sasl.as_deref();
+    let target = if sasl.is_some_and(|s| s.wraps()) {
+        &mut *wrapped
+    } else {
+        &mut *buf
+    };
+    let n = rd
+        .read_buf(target)
+        .await
+        .map_err(|source| Error::Connection {
+            addr: shared.addr.clone(),
+            source,
+        })?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if let Some(sasl) = sasl {
+        // A server that rejected our last SASL token answers with a SASL error, not a frame.
+        if *first && target.len() >= 8 {
+            *first = false;
+            if let Some(e) = super::sasl::late_sasl_error(target, &shared.addr) {
+                return Err(e);
+            }
+        }
+        if sasl.wraps() {
+            sasl.open_into(wrapped, buf)?;
+        }
+    }
+    Ok(true)
+}
+
+async fn read_frames(shared: &Shared, rd: &mut Reader) -> Result<()> {
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut wrapped = BytesMut::new();
+    let mut first = true;
     loop {
         while buf.len() >= 4 {
             let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
@@ -304,23 +361,35 @@ async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
             let response = frame::decode_response(buf.split_to(len).freeze())?;
             dispatch(shared, response)?;
         }
-        let n = rd
-            .read_buf(&mut buf)
-            .await
-            .map_err(|source| Error::Connection {
-                addr: shared.addr.clone(),
-                source,
-            })?;
-        if n == 0 {
+        if !fill(shared, rd, &mut buf, &mut wrapped, &mut first).await? {
             return Ok(());
         }
     }
+}
+
+/// Connection-level exceptions that mean "not with these credentials".
+fn is_refusal(e: &crate::error::RemoteException) -> bool {
+    matches!(
+        e.short_class_name(),
+        "AccessDeniedException" | "BadAuthException" | "SaslException" | "AuthorizationException"
+    )
 }
 
 fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
     if response.call_id == u32::MAX {
         // A connection-level error (bad header, unsupported codec…): the server closes next.
         return Err(match response.body {
+            Err(exception) if is_refusal(&exception) => Error::Authentication {
+                server: Some(shared.addr.clone()),
+                message: format!(
+                    "the server refused the connection: {exception}{}",
+                    if shared.sasl.is_none() {
+                        " (a secured cluster needs ClientConfig::kerberos)"
+                    } else {
+                        ""
+                    }
+                ),
+            },
             Err(exception) => Error::Remote {
                 server: shared.addr.clone(),
                 exception,

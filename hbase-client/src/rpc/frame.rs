@@ -10,6 +10,32 @@ use crate::error::{Error, RemoteException, Result};
 /// `"HBas"`, RPC version 0, SIMPLE authentication (0x50).
 pub const PREAMBLE: [u8; 6] = *b"HBas\x00\x50";
 
+/// The preamble's last byte: how the client authenticates (HBase's `AuthMethod` codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// SIMPLE (80): the user name in the connection header is believed.
+    Simple,
+    /// KERBEROS (81): SASL with the GSSAPI mechanism follows the preamble.
+    Kerberos,
+}
+
+impl AuthMethod {
+    /// The code the server reads.
+    pub fn code(self) -> u8 {
+        match self {
+            AuthMethod::Simple => 0x50,
+            AuthMethod::Kerberos => 0x51,
+        }
+    }
+}
+
+/// The six preamble bytes for `auth`.
+pub fn preamble(auth: AuthMethod) -> [u8; 6] {
+    let mut p = PREAMBLE;
+    p[5] = auth.code();
+    p
+}
+
 /// Class name of the cell codec we declare and speak.
 pub const KEYVALUE_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
 
@@ -47,6 +73,17 @@ pub fn connection_preamble(user: &str, service: Service) -> Vec<u8> {
 
 /// [`connection_preamble`] declaring a cell-block compressor (a Hadoop codec class).
 pub fn connection_preamble_with(user: &str, service: Service, compressor: Option<&str>) -> Vec<u8> {
+    let header = connection_header(user, service, compressor);
+    let mut out = Vec::with_capacity(PREAMBLE.len() + header.len());
+    out.extend_from_slice(&PREAMBLE);
+    out.extend_from_slice(&header);
+    out
+}
+
+/// The length-prefixed ConnectionHeader alone (after SASL it follows the exchange, wrapped when
+/// integrity or privacy was negotiated). With Kerberos `user` must be the authenticated
+/// principal: another name would ask the server to impersonate it.
+pub fn connection_header(user: &str, service: Service, compressor: Option<&str>) -> Vec<u8> {
     let header = hbase_proto::ConnectionHeader {
         user_info: Some(hbase_proto::UserInformation {
             effective_user: user.to_string(),
@@ -59,8 +96,7 @@ pub fn connection_preamble_with(user: &str, service: Service, compressor: Option
         ..Default::default()
     };
     let body = header.encode_to_vec();
-    let mut out = Vec::with_capacity(PREAMBLE.len() + 4 + body.len());
-    out.extend_from_slice(&PREAMBLE);
+    let mut out = Vec::with_capacity(4 + body.len());
     out.extend_from_slice(&(body.len() as u32).to_be_bytes());
     out.extend_from_slice(&body);
     out
@@ -215,6 +251,11 @@ mod tests {
     fn preamble_and_connection_header_bytes() {
         let bytes = connection_preamble("bob", Service::Client);
         assert_eq!(&bytes[..6], b"HBas\x00\x50");
+        assert_eq!(&preamble(AuthMethod::Kerberos), b"HBas\x00\x51");
+        assert_eq!(
+            &connection_header("bob", Service::Client, None)[..],
+            &bytes[6..]
+        );
         let len = u32::from_be_bytes(bytes[6..10].try_into().unwrap()) as usize;
         assert_eq!(len, bytes.len() - 10);
         let body = &bytes[10..];

@@ -4,7 +4,13 @@ pub mod cellblock;
 pub mod compression;
 pub(crate) mod connection;
 pub mod frame;
+#[cfg(feature = "kerberos")]
+pub(crate) mod kerberos;
 pub(crate) mod pool;
+pub(crate) mod sasl;
+pub(crate) mod secure;
+#[cfg(feature = "tls")]
+pub(crate) mod tls;
 
 pub use compression::CellBlockCompression;
 pub use frame::Service;

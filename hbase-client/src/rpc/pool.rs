@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::connection::RpcConnection;
 use super::frame::Service;
+use super::secure::Security;
 use crate::config::ClientConfig;
 use crate::error::Result;
 use crate::region::ServerName;
@@ -27,20 +28,30 @@ impl Slot {
 pub(crate) struct ConnectionPool {
     config: Arc<ClientConfig>,
     stats: Arc<Stats>,
+    security: Arc<Security>,
     slots: Mutex<HashMap<(String, Service), Arc<Slot>>>,
 }
 
 impl ConnectionPool {
-    pub(crate) fn new(config: Arc<ClientConfig>, stats: Arc<Stats>) -> Self {
+    pub(crate) fn new(
+        config: Arc<ClientConfig>,
+        stats: Arc<Stats>,
+        security: Arc<Security>,
+    ) -> Self {
         ConnectionPool {
             config,
             stats,
+            security,
             slots: Mutex::new(HashMap::new()),
         }
     }
 
     pub(crate) fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    pub(crate) fn security(&self) -> &Security {
+        &self.security
     }
 
     /// The open connection to `server` for `service`, connecting if there is none.
@@ -67,12 +78,14 @@ impl ConnectionPool {
         let conn = Arc::new(
             RpcConnection::connect(
                 &addr,
+                &server.host,
                 &self.config.user,
                 service,
                 self.config.connect_timeout,
                 self.stats.server(&server.address()),
                 self.config.compression,
                 self.config.max_in_flight_per_server,
+                &self.security,
             )
             .await?,
         );

@@ -1,0 +1,272 @@
+//! Connection setup with the configured security: TCP, then TLS (if configured), then the
+//! preamble, the SASL exchange (with Kerberos) and the connection header. What comes out is a
+//! reader and a writer for the frame stream, and the SASL session when frames travel wrapped.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::frame::{self, AuthMethod, Service};
+use super::sasl::SaslSession;
+use crate::config::ClientConfig;
+use crate::error::{Error, Result};
+use crate::security::{SecurityCounters, SecurityStatus};
+
+#[cfg(feature = "kerberos")]
+use super::kerberos::{GssContext, KerberosAuth};
+#[cfg(feature = "tls")]
+use super::tls::TlsClient;
+
+/// The reading half of an established connection.
+pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
+/// The writing half of an established connection.
+pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// An established connection, ready for request frames.
+pub(crate) struct Established {
+    pub(crate) reader: Reader,
+    pub(crate) writer: Writer,
+    /// The SASL session of a Kerberos connection; with integrity or privacy every later byte
+    /// travels wrapped.
+    pub(crate) sasl: Option<Arc<SaslSession>>,
+}
+
+/// The client's security: its Kerberos identity and TLS settings, shared by every connection.
+pub(crate) struct Security {
+    #[cfg(feature = "kerberos")]
+    kerberos: Option<Arc<KerberosAuth>>,
+    #[cfg(feature = "tls")]
+    tls: Option<TlsClient>,
+    counters: Arc<SecurityCounters>,
+}
+
+impl std::fmt::Debug for Security {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Security").finish_non_exhaustive()
+    }
+}
+
+impl Security {
+    /// Prepares the configured security: reads the TLS files and logs in to Kerberos, so that
+    /// bad settings and bad credentials fail here, once.
+    pub(crate) async fn new(config: &ClientConfig) -> Result<Security> {
+        let counters = Arc::new(SecurityCounters::default());
+        #[cfg(feature = "tls")]
+        let tls = config.tls.as_ref().map(TlsClient::new).transpose()?;
+        #[cfg(feature = "kerberos")]
+        let kerberos = match &config.kerberos {
+            Some(settings) => match KerberosAuth::new(settings.clone(), counters.clone()).await {
+                Ok(auth) => Some(Arc::new(auth)),
+                Err(e) => {
+                    counters.failed();
+                    return Err(e);
+                }
+            },
+            None => None,
+        };
+        Ok(Security {
+            #[cfg(feature = "kerberos")]
+            kerberos,
+            #[cfg(feature = "tls")]
+            tls,
+            counters,
+        })
+    }
+
+    /// No security: SIMPLE authentication over plain TCP.
+    pub(crate) fn none() -> Security {
+        Security {
+            #[cfg(feature = "kerberos")]
+            kerberos: None,
+            #[cfg(feature = "tls")]
+            tls: None,
+            counters: Arc::new(SecurityCounters::default()),
+        }
+    }
+
+    pub(crate) fn status(&self) -> SecurityStatus {
+        self.counters.snapshot()
+    }
+
+    /// Connects to `addr` (what the client dials, after the address mapper) for `service` of the
+    /// server the cluster advertises as `host` (the host part of a `_HOST` principal).
+    pub(crate) async fn establish(
+        &self,
+        addr: &str,
+        host: &str,
+        service: Service,
+        user: &str,
+        compressor: Option<&str>,
+    ) -> Result<Established> {
+        let result = self
+            .establish_inner(addr, host, service, user, compressor)
+            .await;
+        if let Err(e) = &result {
+            if e.kind() == crate::ErrorKind::Authentication {
+                self.counters.failed();
+            }
+        }
+        result
+    }
+
+    async fn establish_inner(
+        &self,
+        addr: &str,
+        host: &str,
+        service: Service,
+        user: &str,
+        compressor: Option<&str>,
+    ) -> Result<Established> {
+        let connection_error = |source| Error::Connection {
+            addr: addr.to_string(),
+            source,
+        };
+        let tcp = TcpStream::connect(addr).await.map_err(connection_error)?;
+        tcp.set_nodelay(true).map_err(connection_error)?;
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let stream = tls.handshake(tcp, dial_host(addr), addr).await?;
+            self.counters.tls_done();
+            return self
+                .after_transport(stream, addr, host, service, user, compressor)
+                .await;
+        }
+        self.after_transport(tcp, addr, host, service, user, compressor)
+            .await
+    }
+
+    async fn after_transport<S>(
+        &self,
+        mut stream: S,
+        addr: &str,
+        host: &str,
+        service: Service,
+        user: &str,
+        compressor: Option<&str>,
+    ) -> Result<Established>
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let io = |source| Error::Connection {
+            addr: addr.to_string(),
+            source,
+        };
+        #[cfg(feature = "kerberos")]
+        if let Some(auth) = &self.kerberos {
+            let sasl = self
+                .kerberos_exchange(auth, &mut stream, addr, host, service, compressor)
+                .await?;
+            let (reader, writer) = tokio::io::split(stream);
+            return Ok(Established {
+                reader: Box::new(reader),
+                writer: Box::new(writer),
+                sasl,
+            });
+        }
+        let _ = host;
+        let mut hello = frame::preamble(AuthMethod::Simple).to_vec();
+        hello.extend_from_slice(&frame::connection_header(user, service, compressor));
+        stream.write_all(&hello).await.map_err(io)?;
+        let (reader, writer) = tokio::io::split(stream);
+        Ok(Established {
+            reader: Box::new(reader),
+            writer: Box::new(writer),
+            sasl: None,
+        })
+    }
+
+    /// Preamble (KERBEROS), SASL/GSSAPI, then the connection header as the principal.
+    #[cfg(feature = "kerberos")]
+    async fn kerberos_exchange<S>(
+        &self,
+        auth: &KerberosAuth,
+        stream: &mut S,
+        addr: &str,
+        host: &str,
+        service: Service,
+        compressor: Option<&str>,
+    ) -> Result<Option<Arc<SaslSession>>>
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin,
+    {
+        let io = |source| Error::Connection {
+            addr: addr.to_string(),
+            source,
+        };
+        let settings = auth.settings();
+        let pattern = match service {
+            Service::Master => &settings.master_principal,
+            Service::Client | Service::Admin => &settings.regionserver_principal,
+        };
+        let target = crate::security::server_principal(pattern, host);
+        let ticket = auth.ticket().await?;
+        let principal = ticket.principal().to_string();
+        let (context, initial) = GssContext::start(ticket, target.clone())
+            .await
+            .map_err(|e| match e {
+                Error::Authentication { message, .. } => Error::Authentication {
+                    server: Some(addr.to_string()),
+                    message,
+                },
+                other => other,
+            })?;
+        stream
+            .write_all(&frame::preamble(AuthMethod::Kerberos))
+            .await
+            .map_err(io)?;
+        let session = super::sasl::negotiate(
+            stream,
+            Box::new(context),
+            initial,
+            &settings.protection,
+            addr,
+        )
+        .await
+        .map_err(|e| match e {
+            // The server hung up mid-exchange: what it usually means.
+            Error::Connection { addr, source }
+                if source.kind() == std::io::ErrorKind::UnexpectedEof =>
+            {
+                Error::Authentication {
+                    server: Some(addr),
+                    message: format!(
+                        "the server closed the connection during the SASL exchange as {principal} \
+                         for server principal {target} (is Kerberos enabled on the server, and is \
+                         {target} its principal?)"
+                    ),
+                }
+            }
+            other => other,
+        })?;
+        let header = frame::connection_header(&principal, service, compressor);
+        if session.wraps() {
+            let mut sealed = bytes::BytesMut::new();
+            session.seal(&header, &mut sealed)?;
+            stream.write_all(&sealed).await.map_err(io)?;
+        } else {
+            stream.write_all(&header).await.map_err(io)?;
+        }
+        self.counters.sasl_done(session.protection());
+        tracing::debug!(addr, %target, protection = %session.protection(), "SASL established");
+        Ok(Some(Arc::new(session)))
+    }
+}
+
+/// The host part of `host:port` (brackets of an IPv6 literal removed).
+pub(crate) fn dial_host(addr: &str) -> &str {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dial_host_of_addresses() {
+        assert_eq!(dial_host("127.0.0.1:16020"), "127.0.0.1");
+        assert_eq!(dial_host("rs1.example.com:16020"), "rs1.example.com");
+        assert_eq!(dial_host("[::1]:16020"), "::1");
+    }
+}
