@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod proxy;
+pub mod secure;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -135,6 +135,20 @@ fn from_epoch(secs: i32) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(secs.max(0) as u64)
 }
 
+/// What a KDC refusal usually means, for the codes whose library text does not say it.
+fn login_hint(code: krb5::krb5_error_code) -> &'static str {
+    match i64::from(code) {
+        c if c == krb5::KRB5KRB_AP_ERR_BAD_INTEGRITY as i64
+            || c == krb5::KRB5KDC_ERR_PREAUTH_FAILED as i64 =>
+        {
+            " (the keytab's key is not the one the KDC has: the keytab is outdated, e.g. the \
+             principal's key was changed after it was exported)"
+        }
+        c if c == krb5::KRB5KDC_ERR_KEY_EXP as i64 => " (the principal's key has expired on the KDC)",
+        _ => "",
+    }
+}
+
 /// Logs in as `principal` with `keytab`: a TGT from the KDC into a new memory cache.
 fn keytab_login(principal: &str, keytab: &std::path::Path) -> Result<Ticket> {
     let what = || {
@@ -217,7 +231,12 @@ fn keytab_login(principal: &str, keytab: &std::path::Path) -> Result<Ticket> {
         if code != 0 {
             // Remove the empty cache again.
             drop(MemoryCache { name: cache_name });
-            return Err(auth_error(format!("{}: {}", what(), ctx.message(code))));
+            return Err(auth_error(format!(
+                "{}: {}{}",
+                what(),
+                ctx.message(code),
+                login_hint(code)
+            )));
         }
         let start = if times.0 != 0 { times.0 } else { times.1 };
         (from_epoch(start), from_epoch(times.2))
