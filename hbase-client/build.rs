@@ -32,7 +32,9 @@ fn krb5_bindings() {
              get_init_creds_keytab|free_cred_contents|get_error_message|free_error_message)",
         )
         .allowlist_type("krb5_creds")
-        .allowlist_var("KRB5KRB_AP_ERR_BAD_INTEGRITY|KRB5KDC_ERR_PREAUTH_FAILED|KRB5KDC_ERR_KEY_EXP")
+        .allowlist_var(
+            "KRB5KRB_AP_ERR_BAD_INTEGRITY|KRB5KDC_ERR_PREAUTH_FAILED|KRB5KDC_ERR_KEY_EXP",
+        )
         .derive_default(true)
         .layout_tests(false)
         .generate()

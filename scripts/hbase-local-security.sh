@@ -20,6 +20,10 @@
 #   client certificate and a second, unrelated CA are generated with openssl on start
 #   (run/security/tls, PEM); plaintext connections are refused.
 #
+# HBASE_LOCAL_SECURITY=kerberos,tls
+#   Both at once (the benchmark cluster): Kerberos over TLS; the certificate then also names
+#   localhost, the name the servers advertise under Kerberos.
+#
 # Either way run/security/security.env lists what a client needs (KEY=value lines) and
 # run/client-conf/hbase-site.xml is a client's site file (for `ycsb -cp` or a Java client).
 
@@ -41,40 +45,47 @@ ADMIN_CONF_DIR="$RUN_DIR/admin-conf"
 # (the region servers' own, to the master) takes the host part of a server principal from the
 # reverse lookup of the server's address, and 127.0.0.1 resolves back to localhost. TLS: the
 # servers keep 127.0.0.1, the IP address their certificate names.
+# Whether mode $1 (kerberos, tls) is among HBASE_LOCAL_SECURITY's.
+sec_has() { [[ ",$SECURITY," == *",$1,"* ]]; }
+
 SERVER_HOST=127.0.0.1
-[[ "$SECURITY" == kerberos ]] && SERVER_HOST=localhost
+sec_has kerberos && SERVER_HOST=localhost
 
 security_check_settings() {
-  case "$SECURITY" in
-    none|"") SECURITY=none ;;
-    kerberos)
-      [[ "$KDC_PORT" =~ ^[0-9]+$ ]] || die "HBASE_LOCAL_KDC_PORT must be a port number (got '$KDC_PORT')"
-      [[ "$REALM" =~ ^[A-Z0-9.-]+$ ]] || die "HBASE_LOCAL_REALM must be upper case (got '$REALM')"
-      [[ "$SHORT_TICKET_LIFETIME" =~ ^[0-9]+$ ]] \
-        || die "HBASE_LOCAL_SHORT_TICKET_LIFETIME must be seconds (got '$SHORT_TICKET_LIFETIME')"
-      local p
-      for p in ${RPC_PROTECTION//,/ }; do
-        case "$p" in authentication|integrity|privacy) ;;
-          *) die "HBASE_LOCAL_RPC_PROTECTION: '$p' is not authentication, integrity or privacy" ;;
-        esac
-      done
-      local tool
-      for tool in krb5kdc kdb5_util kadmin.local kinit; do
-        command -v "$tool" >/dev/null 2>&1 \
-          || die "$tool not found: the Kerberos mode needs MIT Kerberos (Debian: apt-get install krb5-kdc krb5-admin-server krb5-user)"
-      done
-      if port_in_use "$KDC_PORT"; then
-        die "port $KDC_PORT (KDC) is already in use; set HBASE_LOCAL_KDC_PORT"
-      fi
-      ;;
-    tls)
-      command -v openssl >/dev/null 2>&1 || die "openssl not found: the TLS mode generates its certificates with it"
-      case "$TLS_CLIENT_AUTH" in NONE|WANT|NEED) ;;
-        *) die "HBASE_LOCAL_TLS_CLIENT_AUTH must be NONE, WANT or NEED (got '$TLS_CLIENT_AUTH')" ;;
+  [[ -n "$SECURITY" ]] || SECURITY=none
+  local mode
+  for mode in ${SECURITY//,/ }; do
+    case "$mode" in
+      none|kerberos|tls) ;;
+      *) die "HBASE_LOCAL_SECURITY must be none, kerberos, tls or kerberos,tls (got '$SECURITY')" ;;
+    esac
+  done
+  if sec_has kerberos; then
+    [[ "$KDC_PORT" =~ ^[0-9]+$ ]] || die "HBASE_LOCAL_KDC_PORT must be a port number (got '$KDC_PORT')"
+    [[ "$REALM" =~ ^[A-Z0-9.-]+$ ]] || die "HBASE_LOCAL_REALM must be upper case (got '$REALM')"
+    [[ "$SHORT_TICKET_LIFETIME" =~ ^[0-9]+$ ]] \
+      || die "HBASE_LOCAL_SHORT_TICKET_LIFETIME must be seconds (got '$SHORT_TICKET_LIFETIME')"
+    local p
+    for p in ${RPC_PROTECTION//,/ }; do
+      case "$p" in authentication|integrity|privacy) ;;
+        *) die "HBASE_LOCAL_RPC_PROTECTION: '$p' is not authentication, integrity or privacy" ;;
       esac
-      ;;
-    *) die "HBASE_LOCAL_SECURITY must be none, kerberos or tls (got '$SECURITY')" ;;
-  esac
+    done
+    local tool
+    for tool in krb5kdc kdb5_util kadmin.local kinit; do
+      command -v "$tool" >/dev/null 2>&1 \
+        || die "$tool not found: the Kerberos mode needs MIT Kerberos (Debian: apt-get install krb5-kdc krb5-admin-server krb5-user)"
+    done
+    if port_in_use "$KDC_PORT"; then
+      die "port $KDC_PORT (KDC) is already in use; set HBASE_LOCAL_KDC_PORT"
+    fi
+  fi
+  if sec_has tls; then
+    command -v openssl >/dev/null 2>&1 || die "openssl not found: the TLS mode generates its certificates with it"
+    case "$TLS_CLIENT_AUTH" in NONE|WANT|NEED) ;;
+      *) die "HBASE_LOCAL_TLS_CLIENT_AUTH must be NONE, WANT or NEED (got '$TLS_CLIENT_AUTH')" ;;
+    esac
+  fi
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -298,8 +309,10 @@ keyUsage=critical,digitalSignature,keyEncipherment"
   tls_ca ca "hbase-local test CA"
   tls_ca other-ca "hbase-local unrelated CA"
   # The servers' certificate also serves their own connections to each other (client auth).
+  local names="IP:127.0.0.1"
+  [[ "$SERVER_HOST" == localhost ]] && names="DNS:localhost,IP:127.0.0.1"
   tls_issue server ca "$SERVER_HOST" "$leaf
-subjectAltName=IP:$SERVER_HOST
+subjectAltName=$names
 extendedKeyUsage=serverAuth,clientAuth"
   # The server checks a client certificate's name against the peer address (verify.client.hostname).
   tls_issue client ca "hbase-local client" "$leaf
@@ -347,22 +360,18 @@ EOF
 
 # Extra <property> lines of the servers' hbase-site.xml.
 security_site_properties() {
-  case "$SECURITY" in
-    kerberos) kerberos_site_properties ;;
-    tls) tls_site_properties ;;
-  esac
+  if sec_has kerberos; then kerberos_site_properties; fi
+  if sec_has tls; then tls_site_properties; fi
 }
 
 # Extra JVM flags of the HBase JVM and of the stop client.
 security_jvm_flags() {
-  case "$SECURITY" in
-    kerberos) kerberos_jvm_flags ;;
-  esac
+  if sec_has kerberos; then kerberos_jvm_flags; fi
 }
 
 # The conf directory the stop client puts first on its classpath.
 security_admin_conf_dir() {
-  if [[ "$SECURITY" == kerberos ]]; then printf '%s\n' "$ADMIN_CONF_DIR"; else printf '%s\n' "$CONF_DIR"; fi
+  if sec_has kerberos; then printf '%s\n' "$ADMIN_CONF_DIR"; else printf '%s\n' "$CONF_DIR"; fi
 }
 
 # Before the JVM starts (the run directory and the servers' config exist): the KDC and its
@@ -370,8 +379,7 @@ security_admin_conf_dir() {
 security_start() {
   [[ "$SECURITY" != none ]] || return 0
   mkdir -p "$SEC_DIR"
-  case "$SECURITY" in
-    kerberos)
+  if sec_has kerberos; then
       kdc_start
       # Hadoop's UserGroupInformation reads core-site.xml, not hbase-site.xml: without this the
       # servers never log in from their keytab (they run as the OS user, auth:SIMPLE).
@@ -382,9 +390,11 @@ security_start() {
   <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
 </configuration>
 EOF
-      ;;
-    tls) tls_generate; cat "$TLS_DIR/client-key.pem" "$TLS_DIR/client.pem" >"$TLS_DIR/client-keystore.pem" ;;
-  esac
+  fi
+  if sec_has tls; then
+    tls_generate
+    cat "$TLS_DIR/client-key.pem" "$TLS_DIR/client.pem" >"$TLS_DIR/client-keystore.pem"
+  fi
   mkdir -p "$CLIENT_CONF_DIR"
   {
     echo '<?xml version="1.0"?>'
@@ -392,13 +402,11 @@ EOF
     echo '<configuration>'
     echo "  <property><name>hbase.zookeeper.quorum</name><value>$ZK_HOST</value></property>"
     echo "  <property><name>hbase.zookeeper.property.clientPort</name><value>$ZK_PORT</value></property>"
-    case "$SECURITY" in
-      kerberos) kerberos_client_properties ;;
-      tls) tls_client_properties ;;
-    esac
+    if sec_has kerberos; then kerberos_client_properties; fi
+    if sec_has tls; then tls_client_properties; fi
     echo '</configuration>'
   } >"$CLIENT_CONF_DIR/hbase-site.xml"
-  if [[ "$SECURITY" == kerberos ]]; then
+  if sec_has kerberos; then
     mkdir -p "$ADMIN_CONF_DIR"
     sed "s#</configuration>#  <property><name>hbase.client.keytab.file</name><value>$KRB_DIR/hbase.keytab</value></property>\n  <property><name>hbase.client.keytab.principal</name><value>hbase/$SERVER_HOST@$REALM</value></property>\n</configuration>#" \
       "$CONF_DIR/hbase-site.xml" >"$ADMIN_CONF_DIR/hbase-site.xml"
@@ -409,10 +417,8 @@ EOF
     echo "SECURITY=$SECURITY"
     echo "ZK=$ZK_HOST:$ZK_PORT"
     echo "CLIENT_CONF_DIR=$CLIENT_CONF_DIR"
-    case "$SECURITY" in
-      kerberos) kerberos_env ;;
-      tls) tls_env ;;
-    esac
+    if sec_has kerberos; then kerberos_env; fi
+    if sec_has tls; then tls_env; fi
   } >"$SEC_ENV_FILE"
   cat >>"$ENV_FILE" <<EOF
 SECURITY=$SECURITY
@@ -423,14 +429,14 @@ EOF
 
 # After the HBase JVM is gone (or failed to start).
 security_stop() {
-  [[ "$SECURITY" == kerberos ]] && kdc_stop
+  if sec_has kerberos; then kdc_stop; fi
   return 0
 }
 
 security_status() {
   [[ "$SECURITY" != none ]] || return 0
   echo "  security:         $SECURITY (client settings: $SEC_ENV_FILE, site: $CLIENT_CONF_DIR)"
-  if [[ "$SECURITY" == kerberos ]]; then
+  if sec_has kerberos; then
     if kdc_pid >/dev/null; then echo "  KDC:              127.0.0.1:$KDC_PORT realm $REALM (pid $(kdc_pid))"
     else echo "  KDC:              not running"; fi
   fi

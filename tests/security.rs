@@ -15,7 +15,12 @@ use hbase_it::secure::{Relay, SecureCluster};
 /// Guards against a hang; no test waits anywhere near this on a healthy machine.
 const HANG_GUARD: Duration = Duration::from_secs(300);
 
-fn kerberos_client(c: &SecureCluster, principal: &str, keytab: &str, level: Protection) -> Kerberos {
+fn kerberos_client(
+    c: &SecureCluster,
+    principal: &str,
+    keytab: &str,
+    level: Protection,
+) -> Kerberos {
     let server = c.get("SERVER_PRINCIPAL");
     Kerberos::from_keytab(principal, keytab)
         .protection(level)
@@ -57,7 +62,10 @@ async fn data_path(client: &Client, prefix: &str, marker: &str) {
             .unwrap();
     }
     let row = t.get(Get::new("r3")).await.unwrap().expect("r3 exists");
-    assert_eq!(row.value(b"cf", b"q").unwrap(), &Bytes::from(format!("{marker}-3")));
+    assert_eq!(
+        row.value(b"cf", b"q").unwrap(),
+        &Bytes::from(format!("{marker}-3"))
+    );
     // a batch over both regions: puts and gets
     let actions: Vec<Action> = (10..20)
         .map(|i| Action::Put(Put::new(format!("r{i}")).add("cf", "q", format!("{marker}-{i}"))))
@@ -68,10 +76,16 @@ async fn data_path(client: &Client, prefix: &str, marker: &str) {
     for (i, r) in results.into_iter().enumerate() {
         match (i, r.unwrap()) {
             (10, ActionResult::Row(Some(row))) => {
-                assert_eq!(row.value(b"cf", b"q").unwrap(), &Bytes::from(format!("{marker}-1")))
+                assert_eq!(
+                    row.value(b"cf", b"q").unwrap(),
+                    &Bytes::from(format!("{marker}-1"))
+                )
             }
             (11, ActionResult::Row(Some(row))) => {
-                assert_eq!(row.value(b"cf", b"q").unwrap(), &Bytes::from(format!("{marker}-7")))
+                assert_eq!(
+                    row.value(b"cf", b"q").unwrap(),
+                    &Bytes::from(format!("{marker}-7"))
+                )
             }
             (i, ActionResult::Done) if i < 10 => {}
             (i, other) => panic!("action {i}: {other:?}"),
@@ -93,7 +107,10 @@ async fn data_path(client: &Client, prefix: &str, marker: &str) {
         let row = row.unwrap();
         let key = String::from_utf8_lossy(&row.row).to_string();
         let i: u32 = key[1..].parse().unwrap();
-        assert_eq!(row.value(b"cf", b"q").unwrap(), &Bytes::from(format!("{marker}-{i}")));
+        assert_eq!(
+            row.value(b"cf", b"q").unwrap(),
+            &Bytes::from(format!("{marker}-{i}"))
+        );
         n += 1;
     }
     assert_eq!(n, 520);
@@ -106,12 +123,21 @@ async fn data_path(client: &Client, prefix: &str, marker: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kerberos_data_path_at_each_protection_level() {
     let c = SecureCluster::kerberos();
-    for level in [Protection::Authentication, Protection::Integrity, Protection::Privacy] {
+    for level in [
+        Protection::Authentication,
+        Protection::Integrity,
+        Protection::Privacy,
+    ] {
         let relay = Relay::new();
         let client = connect(
             ClientConfig::builder(c.zk())
                 .address_mapper(relay.mapper())
-                .kerberos(kerberos_client(c, c.get("CLIENT_PRINCIPAL"), c.get("CLIENT_KEYTAB"), level)),
+                .kerberos(kerberos_client(
+                    c,
+                    c.get("CLIENT_PRINCIPAL"),
+                    c.get("CLIENT_KEYTAB"),
+                    level,
+                )),
         )
         .await
         .unwrap();
@@ -125,7 +151,11 @@ async fn kerberos_data_path_at_each_protection_level() {
         let sasl = status.sasl_handshakes;
         assert_eq!(sasl.at(level), sasl.total(), "{level}: {sasl:?}");
         assert!(sasl.total() >= 2, "master and a region server: {sasl:?}");
-        assert_eq!(sasl.total(), relay.accepted(), "one SASL exchange per connection");
+        assert_eq!(
+            sasl.total(),
+            relay.accepted(),
+            "one SASL exchange per connection"
+        );
         // on the wire: values in clear text unless the level encrypts
         assert_eq!(
             relay.saw(marker.as_bytes()),
@@ -143,7 +173,9 @@ async fn zookeeper_bootstrap_reads_only_world_readable_znodes() {
     let c = SecureCluster::kerberos();
     let zk = zookeeper_client::Client::connect(&c.zk()).await.unwrap();
     for readable in ["/hbase/meta-region-server", "/hbase/master"] {
-        zk.get_data(readable).await.unwrap_or_else(|e| panic!("{readable}: {e}"));
+        zk.get_data(readable)
+            .await
+            .unwrap_or_else(|e| panic!("{readable}: {e}"));
     }
     assert!(!zk.list_children("/hbase/rs").await.unwrap().is_empty());
     match zk.get_data("/hbase/running").await {
@@ -170,12 +202,18 @@ async fn simple_client_is_refused_after_one_attempt() {
         .expect("no hang")
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Authentication, "{err}");
-    assert!(matches!(err, Error::Authentication { .. }), "not retried, not wrapped: {err:?}");
+    assert!(
+        matches!(err, Error::Authentication { .. }),
+        "not retried, not wrapped: {err:?}"
+    );
     let text = err.to_string();
     assert!(text.contains("Authentication is required"), "{text}");
     assert!(text.contains("ClientConfig::kerberos"), "{text}");
     assert_eq!(relay.accepted(), 1, "one attempt, one connection");
-    eprintln!("SIMPLE client: {err} (connections made: {})", relay.accepted());
+    eprintln!(
+        "SIMPLE client: {err} (connections made: {})",
+        relay.accepted()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,13 +240,29 @@ async fn bad_keytabs_and_unknown_principals_name_what_failed() {
     let c = SecureCluster::kerberos();
     let cases = [
         // the key in the keytab was changed on the KDC afterwards
-        (c.get("STALE_PRINCIPAL"), c.get("STALE_KEYTAB").to_string(), "outdated"),
+        (
+            c.get("STALE_PRINCIPAL"),
+            c.get("STALE_KEYTAB").to_string(),
+            "outdated",
+        ),
         // the principal was deleted from the KDC
-        (c.get("GHOST_PRINCIPAL"), c.get("GHOST_KEYTAB").to_string(), "not found in Kerberos database"),
+        (
+            c.get("GHOST_PRINCIPAL"),
+            c.get("GHOST_KEYTAB").to_string(),
+            "not found in Kerberos database",
+        ),
         // the keytab holds another principal's keys
-        (c.get("CLIENT_PRINCIPAL"), c.get("SHORT_KEYTAB").to_string(), "keytab"),
+        (
+            c.get("CLIENT_PRINCIPAL"),
+            c.get("SHORT_KEYTAB").to_string(),
+            "keytab",
+        ),
         // no keytab there at all
-        (c.get("CLIENT_PRINCIPAL"), format!("{}.missing", c.get("CLIENT_KEYTAB")), "cannot read the keytab"),
+        (
+            c.get("CLIENT_PRINCIPAL"),
+            format!("{}.missing", c.get("CLIENT_KEYTAB")),
+            "cannot read the keytab",
+        ),
     ];
     for (principal, keytab, why) in cases {
         let err = connect_err(ClientConfig::builder(c.zk()).kerberos(kerberos_client(
@@ -246,7 +300,10 @@ async fn wrong_server_principal_is_named() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Authentication, "{err}");
     let text = err.to_string();
-    assert!(text.contains("nosuchservice/localhost"), "names the server principal: {text}");
+    assert!(
+        text.contains("nosuchservice/localhost"),
+        "names the server principal: {text}"
+    );
     assert!(text.contains("not found in Kerberos database"), "{text}");
 }
 
@@ -267,7 +324,10 @@ async fn ticket_cache_login() {
     let status = client.security();
     assert_eq!(status.principal.as_deref(), Some(c.get("CLIENT_PRINCIPAL")));
     let sasl = status.sasl_handshakes;
-    assert!(sasl.integrity >= 2 && sasl.integrity == sasl.total(), "{sasl:?}");
+    assert!(
+        sasl.integrity >= 2 && sasl.integrity == sasl.total(),
+        "{sasl:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -281,12 +341,19 @@ async fn expiring_ticket_is_renewed_from_the_keytab_without_failed_operations() 
     let client = connect(
         ClientConfig::builder(c.zk())
             .address_mapper(relay.mapper())
-            .kerberos(kerberos_client(c, c.get("SHORT_PRINCIPAL"), c.get("SHORT_KEYTAB"), Protection::Privacy)),
+            .kerberos(kerberos_client(
+                c,
+                c.get("SHORT_PRINCIPAL"),
+                c.get("SHORT_KEYTAB"),
+                Protection::Privacy,
+            )),
     )
     .await
     .unwrap();
     let first = client.security();
-    let first_expiry = first.ticket_expires.expect("a keytab login knows its expiry");
+    let first_expiry = first
+        .ticket_expires
+        .expect("a keytab login knows its expiry");
     let lifetime: u64 = c.get("SHORT_TICKET_LIFETIME").parse().unwrap();
     assert!(
         first_expiry <= SystemTime::now() + Duration::from_secs(lifetime + 5),
@@ -301,7 +368,9 @@ async fn expiring_ticket_is_renewed_from_the_keytab_without_failed_operations() 
         while after_expiry_rounds < 3 {
             round += 1;
             let value = format!("v{round}");
-            t.put(Put::new("row").add("cf", "q", value.clone())).await.expect("put");
+            t.put(Put::new("row").add("cf", "q", value.clone()))
+                .await
+                .expect("put");
             let row = t.get(Get::new("row")).await.expect("get").expect("row");
             assert_eq!(row.value(b"cf", b"q").unwrap(), &Bytes::from(value));
             let expired = SystemTime::now() > first_expiry;
@@ -319,7 +388,10 @@ async fn expiring_ticket_is_renewed_from_the_keytab_without_failed_operations() 
     let status = client.security();
     assert!(status.renewals >= 1, "renewed from the keytab: {status:?}");
     assert!(status.logins >= 2);
-    assert!(status.ticket_expires.unwrap() > first_expiry, "a later ticket: {status:?}");
+    assert!(
+        status.ticket_expires.unwrap() > first_expiry,
+        "a later ticket: {status:?}"
+    );
     assert!(
         status.sasl_handshakes.privacy > first.sasl_handshakes.privacy + 3,
         "connections kept authenticating: {status:?}"
@@ -353,13 +425,19 @@ async fn tls_data_path() {
     )
     .await
     .unwrap();
-    tokio::time::timeout(HANG_GUARD, data_path(&client, "tls", "plain-text-marker-tls"))
-        .await
-        .expect("no hang");
+    tokio::time::timeout(
+        HANG_GUARD,
+        data_path(&client, "tls", "plain-text-marker-tls"),
+    )
+    .await
+    .expect("no hang");
     let status = client.security();
     assert!(status.tls_handshakes >= 2, "{status:?}");
     assert_eq!(status.tls_handshakes, relay.accepted());
-    assert!(!relay.saw(b"plain-text-marker-tls"), "values are encrypted on the wire");
+    assert!(
+        !relay.saw(b"plain-text-marker-tls"),
+        "values are encrypted on the wire"
+    );
 }
 
 async fn first_call_error(builder: ClientConfigBuilder) -> Error {
@@ -374,15 +452,24 @@ async fn first_call_error(builder: ClientConfigBuilder) -> Error {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_server_certificate_from_an_unknown_ca_is_refused() {
     let c = SecureCluster::tls();
-    let err = first_call_error(ClientConfig::builder(c.zk()).tls(
-        Tls::new(c.get("OTHER_CA_PEM")).client_certificate(c.get("CLIENT_CERT_PEM"), c.get("CLIENT_KEY_PEM")),
-    ))
+    let err = first_call_error(
+        ClientConfig::builder(c.zk()).tls(
+            Tls::new(c.get("OTHER_CA_PEM"))
+                .client_certificate(c.get("CLIENT_CERT_PEM"), c.get("CLIENT_KEY_PEM")),
+        ),
+    )
     .await;
     assert_eq!(err.kind(), ErrorKind::Authentication, "{err}");
     assert!(matches!(err, Error::Tls { .. }), "not retried: {err:?}");
     let text = err.to_string();
-    assert!(text.contains("not signed by a CA in the trust store"), "{text}");
-    assert!(text.contains(c.get("OTHER_CA_PEM")), "names the trust store: {text}");
+    assert!(
+        text.contains("not signed by a CA in the trust store"),
+        "{text}"
+    );
+    assert!(
+        text.contains(c.get("OTHER_CA_PEM")),
+        "names the trust store: {text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -397,7 +484,10 @@ async fn tls_host_name_mismatch_is_refused() {
     .await;
     assert!(matches!(err, Error::Tls { .. }), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains("not valid for the host name \"localhost\""), "{text}");
+    assert!(
+        text.contains("not valid for the host name \"localhost\""),
+        "{text}"
+    );
 
     // With the check off, the chain of trust alone lets the same connection through.
     let client = connect(
@@ -414,7 +504,75 @@ async fn tls_host_name_mismatch_is_refused() {
 async fn tls_without_the_required_client_certificate_is_refused() {
     let c = SecureCluster::tls();
     assert_eq!(c.get("TLS_CLIENT_AUTH"), "NEED");
-    let err = first_call_error(ClientConfig::builder(c.zk()).retries(0).tls(Tls::new(c.get("CA_PEM")))).await;
+    let err = first_call_error(
+        ClientConfig::builder(c.zk())
+            .retries(0)
+            .tls(Tls::new(c.get("CA_PEM"))),
+    )
+    .await;
     assert_eq!(err.kind(), ErrorKind::Authentication, "{err:?}");
     assert!(err.to_string().contains("client certificate"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// ycsb against the Kerberos cluster, with YCSB's principal and keytab properties only
+
+async fn ycsb(line: &str) -> String {
+    let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+    match ycsb::execute(&args).await {
+        Ok(out) => out.stdout,
+        Err(e) => panic!("ycsb {line}: {e}"),
+    }
+}
+
+fn report_count(report: &str, op: &str, measurement: &str) -> u64 {
+    let prefix = format!("[{op}], {measurement}, ");
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no [{op}], {measurement} in\n{report}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ycsb_load_and_run_with_principal_and_keytab() {
+    let c = SecureCluster::kerberos();
+    let table = hbase_it::unique_table("ycsb_krb");
+    let common = format!(
+        "--zk {} -p table={table} -p columnfamily=family -p principal={} -p keytab={}",
+        c.zk(),
+        c.get("CLIENT_PRINCIPAL"),
+        c.get("CLIENT_KEYTAB")
+    );
+    let out = ycsb(&format!("create-table --regions 4 {common}")).await;
+    assert!(out.contains("created table"), "{out}");
+    let counts = "-p recordcount=2000 -p operationcount=2000 -threads 4";
+    let load = ycsb(&format!("load {common} -P workloadc {counts}")).await;
+    assert_eq!(report_count(&load, "INSERT", "Return=OK"), 2000, "{load}");
+    let run = ycsb(&format!("run {common} -P workloadc {counts}")).await;
+    assert_eq!(report_count(&run, "READ", "Return=OK"), 2000, "{run}");
+    for bad in ["Return=ERROR", "Return=NOT_FOUND", "-FAILED]"] {
+        assert!(
+            !load.contains(bad) && !run.contains(bad),
+            "{bad} in\n{load}\n{run}"
+        );
+    }
+    // the same, encrypted
+    let run = ycsb(&format!(
+        "run {common} -P workloadc {counts} -p hbase.rpc.protection=privacy"
+    ))
+    .await;
+    assert_eq!(report_count(&run, "READ", "Return=OK"), 2000, "{run}");
+
+    let client = connect(ClientConfig::builder(c.zk()).kerberos(kerberos_client(
+        c,
+        c.get("CLIENT_PRINCIPAL"),
+        c.get("CLIENT_KEYTAB"),
+        Protection::Authentication,
+    )))
+    .await
+    .unwrap();
+    hbase_it::drop_table(&client, &table).await;
 }

@@ -52,7 +52,10 @@ impl SecureCluster {
                 "HBASE_LOCAL_MASTER_PORT",
                 (self.zk_port + 13819).to_string(),
             )
-            .env("HBASE_LOCAL_KDC_PORT", port_from_env("HBASE_KDC_PORT", 17088).to_string())
+            .env(
+                "HBASE_LOCAL_KDC_PORT",
+                port_from_env("HBASE_KDC_PORT", 17088).to_string(),
+            )
             .env("HBASE_LOCAL_REGIONSERVERS", "2")
             .env("HBASE_LOCAL_HEAP", "1g")
             .env_remove("HBASE_LOCAL_EXTRA_SITE");
@@ -126,9 +129,12 @@ impl SecureCluster {
 
     /// A `security.env` value (paths, principals).
     pub fn get(&self, key: &str) -> &str {
-        self.env
-            .get(key)
-            .unwrap_or_else(|| panic!("no {key} in {}/run/security/security.env", self.dir.display()))
+        self.env.get(key).unwrap_or_else(|| {
+            panic!(
+                "no {key} in {}/run/security/security.env",
+                self.dir.display()
+            )
+        })
     }
 }
 
@@ -180,7 +186,12 @@ impl Relay {
 
     /// Whether `needle` appears in what was relayed.
     pub fn saw(&self, needle: &[u8]) -> bool {
-        self.inner.seen.lock().unwrap().windows(needle.len()).any(|w| w == needle)
+        self.inner
+            .seen
+            .lock()
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle)
     }
 
     /// Connections accepted so far.
@@ -210,7 +221,11 @@ impl RelayInner {
         let local = std_listener.local_addr().expect("local addr").to_string();
         let listener = TcpListener::from_std(std_listener).expect("inside a tokio runtime");
         // The relay dials what the server advertises (its name, so TLS and Kerberos see it).
-        tokio::spawn(accept_loop(listener, upstream.to_string(), Arc::downgrade(inner)));
+        tokio::spawn(accept_loop(
+            listener,
+            upstream.to_string(),
+            Arc::downgrade(inner),
+        ));
         map.insert(upstream.to_string(), local.clone());
         local
     }
@@ -227,7 +242,9 @@ async fn accept_loop(listener: TcpListener, upstream: String, inner: std::sync::
         let upstream = upstream.clone();
         let weak = inner.clone();
         tokio::spawn(async move {
-            let Ok(server) = TcpStream::connect(&upstream).await else { return };
+            let Ok(server) = TcpStream::connect(&upstream).await else {
+                return;
+            };
             pipe(client, server, weak, resets).await;
         });
     }

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hbase_client::{
-    BufferedMutator, Client, ClientConfig, ColumnFamily, Delete, Durability, Error as HError, Get,
-    MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
+    BufferedMutator, Client, ClientConfig, ClientConfigBuilder, ColumnFamily, Delete, Durability,
+    Error as HError, Get, Kerberos, MutatorConfig, Protection, Put, Scan, Table, TableDescriptor,
+    TableName, Tls,
 };
 
 use crate::db::{Db, FlushOutcome, Record, Status};
@@ -51,6 +52,7 @@ pub async fn connect(p: &Properties) -> Result<Client, Error> {
     }
     let secs = p.i64_or("hbase.client.connect.timeout.seconds", 10)?.max(1) as u64;
     builder = builder.connect_timeout(Duration::from_secs(secs));
+    builder = security(p, builder)?;
     let config = builder
         .build()
         .map_err(|e| Error::Config(format!("bad HBase settings: {e}")))?;
@@ -59,6 +61,51 @@ pub async fn connect(p: &Properties) -> Result<Client, Error> {
             "cannot reach HBase through ZooKeeper {quorum}: {e}"
         ))
     })
+}
+
+/// Kerberos and TLS from the properties. YCSB's HBase binding logs in with `principal` and
+/// `keytab`; the rest are HBase's site names: `hbase.rpc.protection`,
+/// `hbase.regionserver.kerberos.principal`, `hbase.master.kerberos.principal` (default
+/// `hbase/_HOST`), and `hbase.client.netty.tls.enabled=true` with PEM files in
+/// `hbase.rpc.tls.truststore.location` and, for a client certificate,
+/// `hbase.rpc.tls.keystore.location` (key and certificate in one file, as HBase's PEM keystore).
+fn security(
+    p: &Properties,
+    mut builder: ClientConfigBuilder,
+) -> Result<ClientConfigBuilder, Error> {
+    let bad = |e: HError| Error::Config(format!("bad HBase security settings: {e}"));
+    match (p.get("principal"), p.get("keytab")) {
+        (Some(principal), Some(keytab)) => {
+            let mut kerberos = Kerberos::from_keytab(principal.trim(), keytab.trim());
+            if let Some(levels) = p.get("hbase.rpc.protection") {
+                kerberos = kerberos.protections(&Protection::parse_list(levels).map_err(bad)?);
+            }
+            if let Some(rs) = p.get("hbase.regionserver.kerberos.principal") {
+                kerberos = kerberos.regionserver_principal(rs.trim());
+            }
+            if let Some(master) = p.get("hbase.master.kerberos.principal") {
+                kerberos = kerberos.master_principal(master.trim());
+            }
+            builder = builder.kerberos(kerberos);
+        }
+        (None, None) => {}
+        _ => {
+            return Err(Error::Config(
+                "Kerberos needs both -p principal=NAME@REALM and -p keytab=FILE".into(),
+            ))
+        }
+    }
+    if p.get("hbase.client.netty.tls.enabled").map(str::trim) == Some("true") {
+        let ca = p.get("hbase.rpc.tls.truststore.location").ok_or_else(|| {
+            Error::Config("TLS needs -p hbase.rpc.tls.truststore.location=CA.pem".into())
+        })?;
+        let mut tls = Tls::new(ca.trim());
+        if let Some(keystore) = p.get("hbase.rpc.tls.keystore.location") {
+            tls = tls.client_certificate(keystore.trim(), keystore.trim());
+        }
+        builder = builder.tls(tls);
+    }
+    Ok(builder)
 }
 
 /// The required `columnfamily`.

@@ -144,7 +144,9 @@ fn login_hint(code: krb5::krb5_error_code) -> &'static str {
             " (the keytab's key is not the one the KDC has: the keytab is outdated, e.g. the \
              principal's key was changed after it was exported)"
         }
-        c if c == krb5::KRB5KDC_ERR_KEY_EXP as i64 => " (the principal's key has expired on the KDC)",
+        c if c == krb5::KRB5KDC_ERR_KEY_EXP as i64 => {
+            " (the principal's key has expired on the KDC)"
+        }
         _ => "",
     }
 }
