@@ -81,6 +81,7 @@ impl Protection {
         }
     }
 
+    #[cfg_attr(not(feature = "kerberos"), allow(dead_code))]
     fn index(self) -> usize {
         self.layer_bit().trailing_zeros() as usize
     }
@@ -196,6 +197,7 @@ impl Kerberos {
     }
 }
 
+#[cfg_attr(not(feature = "kerberos"), allow(dead_code))]
 /// The server principal for `pattern` on `host`: Hadoop's rule, `_HOST` as the instance part
 /// becomes the host name, lower-cased.
 pub(crate) fn server_principal(pattern: &str, host: &str) -> String {
@@ -264,9 +266,10 @@ pub struct SecurityStatus {
     pub principal: Option<String>,
     /// When the current ticket expires (keytab logins and ticket caches).
     pub ticket_expires: Option<SystemTime>,
-    /// Kerberos logins from the keytab: the first one plus every renewal.
+    /// Kerberos logins (from the keytab, or readings of the ticket cache): the first one plus
+    /// every one made because the ticket was due.
     pub logins: u64,
-    /// Logins that replaced a ticket about to expire (or expired).
+    /// Logins that brought a later ticket than the one about to expire (or expired).
     pub renewals: u64,
     /// Connections that completed the SASL exchange, per negotiated protection level.
     pub sasl_handshakes: SaslHandshakes,
@@ -314,6 +317,7 @@ pub(crate) struct SecurityCounters {
     ticket: Mutex<(Option<String>, Option<SystemTime>)>,
 }
 
+#[cfg_attr(not(all(feature = "kerberos", feature = "tls")), allow(dead_code))]
 impl SecurityCounters {
     pub(crate) fn logged_in(&self, principal: &str, expires: Option<SystemTime>, renewal: bool) {
         self.logins.fetch_add(1, Ordering::Relaxed);

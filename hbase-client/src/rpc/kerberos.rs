@@ -119,14 +119,19 @@ impl Ticket {
         &self.principal
     }
 
-    /// Due for a new login: past 80% of its lifetime, or expired.
     fn renewal_due(&self, now: SystemTime) -> bool {
-        let Some(expires) = self.expires else {
-            return false;
-        };
-        let life = expires.duration_since(self.issued).unwrap_or_default();
-        now >= self.issued + life.mul_f64(RENEW_AT)
+        renewal_due(self.issued, self.expires, now)
     }
+}
+
+/// Due for a new login: past 80% of the ticket's lifetime, or expired. A ticket of unknown
+/// expiry (none so far) is never renewed here.
+fn renewal_due(issued: SystemTime, expires: Option<SystemTime>, now: SystemTime) -> bool {
+    let Some(expires) = expires else {
+        return false;
+    };
+    let life = expires.duration_since(issued).unwrap_or_default();
+    now >= issued + life.mul_f64(RENEW_AT)
 }
 
 static CACHE_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -436,14 +441,18 @@ impl KerberosAuth {
         }
         match login(&self.settings.login).await {
             Ok(fresh) => {
-                tracing::info!(
-                    principal = %fresh.principal,
-                    old_expiry = ?ticket.expires,
-                    new_expiry = ?fresh.expires,
-                    "Kerberos ticket renewed"
-                );
+                // A ticket cache read again may still hold the same ticket.
+                let renewed = fresh.expires > ticket.expires;
+                if renewed {
+                    tracing::info!(
+                        principal = %fresh.principal,
+                        old_expiry = ?ticket.expires,
+                        new_expiry = ?fresh.expires,
+                        "Kerberos ticket renewed"
+                    );
+                }
                 self.counters
-                    .logged_in(&fresh.principal, fresh.expires, true);
+                    .logged_in(&fresh.principal, fresh.expires, renewed);
                 let fresh = Arc::new(fresh);
                 *self.current.lock().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
                 Ok(fresh)
@@ -529,5 +538,37 @@ impl GssMechanism for GssContext {
             .unwrap(token)
             .map(|b| b.to_vec())
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renewal_at_eighty_percent_of_the_lifetime() {
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let end = Some(t0 + Duration::from_secs(100));
+        assert!(!renewal_due(t0, end, t0));
+        assert!(!renewal_due(t0, end, t0 + Duration::from_secs(79)));
+        assert!(renewal_due(t0, end, t0 + Duration::from_secs(80)));
+        assert!(
+            renewal_due(t0, end, t0 + Duration::from_secs(500)),
+            "expired"
+        );
+        assert!(!renewal_due(t0, None, t0 + Duration::from_secs(500)));
+    }
+
+    #[test]
+    fn kdc_refusals_get_a_hint() {
+        assert!(
+            login_hint(krb5::KRB5KRB_AP_ERR_BAD_INTEGRITY as krb5::krb5_error_code)
+                .contains("outdated")
+        );
+        assert!(
+            login_hint(krb5::KRB5KDC_ERR_PREAUTH_FAILED as krb5::krb5_error_code)
+                .contains("outdated")
+        );
+        assert_eq!(login_hint(0), "");
     }
 }

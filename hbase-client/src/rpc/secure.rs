@@ -52,6 +52,7 @@ impl Security {
     /// bad settings and bad credentials fail here, once.
     pub(crate) async fn new(config: &ClientConfig) -> Result<Security> {
         let counters = Arc::new(SecurityCounters::default());
+        let _ = config; // unused when both features are off
         #[cfg(feature = "tls")]
         let tls = config.tls.as_ref().map(TlsClient::new).transpose()?;
         #[cfg(feature = "kerberos")]
@@ -99,41 +100,31 @@ impl Security {
         user: &str,
         compressor: Option<&str>,
     ) -> Result<Established> {
-        let result = self
-            .establish_inner(addr, host, service, user, compressor)
-            .await;
+        let setup = async {
+            let connection_error = |source| Error::Connection {
+                addr: addr.to_string(),
+                source,
+            };
+            let tcp = TcpStream::connect(addr).await.map_err(connection_error)?;
+            tcp.set_nodelay(true).map_err(connection_error)?;
+            #[cfg(feature = "tls")]
+            if let Some(tls) = &self.tls {
+                let stream = tls.handshake(tcp, dial_host(addr), addr).await?;
+                self.counters.tls_done();
+                return self
+                    .after_transport(stream, addr, host, service, user, compressor)
+                    .await;
+            }
+            self.after_transport(tcp, addr, host, service, user, compressor)
+                .await
+        };
+        let result = setup.await;
         if let Err(e) = &result {
             if e.kind() == crate::ErrorKind::Authentication {
                 self.counters.failed();
             }
         }
         result
-    }
-
-    async fn establish_inner(
-        &self,
-        addr: &str,
-        host: &str,
-        service: Service,
-        user: &str,
-        compressor: Option<&str>,
-    ) -> Result<Established> {
-        let connection_error = |source| Error::Connection {
-            addr: addr.to_string(),
-            source,
-        };
-        let tcp = TcpStream::connect(addr).await.map_err(connection_error)?;
-        tcp.set_nodelay(true).map_err(connection_error)?;
-        #[cfg(feature = "tls")]
-        if let Some(tls) = &self.tls {
-            let stream = tls.handshake(tcp, dial_host(addr), addr).await?;
-            self.counters.tls_done();
-            return self
-                .after_transport(stream, addr, host, service, user, compressor)
-                .await;
-        }
-        self.after_transport(tcp, addr, host, service, user, compressor)
-            .await
     }
 
     async fn after_transport<S>(
@@ -254,6 +245,7 @@ impl Security {
 }
 
 /// The host part of `host:port` (brackets of an IPv6 literal removed).
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
 pub(crate) fn dial_host(addr: &str) -> &str {
     let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
     host.trim_start_matches('[').trim_end_matches(']')
