@@ -11,6 +11,7 @@
 //! The tests create and drop only tables (and a namespace, and snapshots) whose names start with
 //! [`TABLE_PREFIX`], and leave the balancer switch as they found it.
 
+pub mod browser;
 pub mod proxy;
 
 use std::sync::OnceLock;
