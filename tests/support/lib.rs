@@ -83,3 +83,37 @@ pub async fn drop_table(client: &Client, name: &TableName) {
     admin.disable_table(name).await.expect("disable");
     admin.delete_table(name).await.expect("delete");
 }
+
+/// Runs a whole scenario within `secs`; a hang fails the test instead of blocking CI. (A
+/// bound on a hang, not a speed assertion: it is far above what any scenario needs.)
+pub async fn bounded<T>(secs: u64, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(secs), f)
+        .await
+        .unwrap_or_else(|_| panic!("scenario did not finish within {secs} s"))
+}
+
+/// The server hosting `row` of `table` now, per `hbase:meta`.
+pub async fn server_of(client: &Client, table: &TableName, row: &str) -> hbase_client::ServerName {
+    client
+        .admin()
+        .region_for_row(table, row.as_bytes())
+        .await
+        .expect("region of row")
+        .server
+        .expect("region assigned")
+}
+
+/// The server hosting `hbase:meta` in the local cluster, from `scripts/hbase-local status`
+/// (run with this process's environment, so it names the cluster the tests use).
+pub fn meta_server() -> hbase_client::ServerName {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/hbase-local");
+    let out = std::process::Command::new(script)
+        .arg("status")
+        .output()
+        .expect("run scripts/hbase-local status");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("meta on:"))
+        .and_then(|s| hbase_client::ServerName::parse_comma_form(s.trim()))
+        .unwrap_or_else(|| panic!("no meta server in status:\n{text}"))
+}

@@ -1,0 +1,538 @@
+//! The retry contract against real HBase, with faults from the proxy of `tests/support/proxy.rs`:
+//! nonces make retried increments, appends and check-and-mutates apply once; a call that timed
+//! out is never sent later; a timeout is not a dead server; connecting is bounded by the
+//! operation deadline and a failed server is remembered; one exception table keeps the
+//! server's do-not-retry verdicts; meta lookups run concurrently and coalesce.
+//!
+//! Every test waits for events (a response dropped, calls timed out, connections accepted),
+//! never for a wall-clock window: the machine is shared.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hbase_client::{
+    Action, Append, CheckAndMutate, Client, ErrorKind, Get, Put, ServerName, TableName,
+};
+use hbase_it::proxy::{proto_fields, FaultProxy, Field, ProxyControl, RequestInfo};
+use hbase_it::{bounded, server_of};
+
+/// A varint field of a protobuf message.
+fn varint(msg: &[u8], field: u32) -> Option<u64> {
+    proto_fields(msg)?.into_iter().find_map(|(f, v)| match v {
+        Field::Varint(x) if f == field => Some(x),
+        _ => None,
+    })
+}
+
+/// Every length-delimited value of `field` in a protobuf message.
+fn nested(msg: &[u8], field: u32) -> Vec<&[u8]> {
+    proto_fields(msg)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(f, v)| match v {
+            Field::Bytes(b) if f == field => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (nonce group, nonce) of a `Mutate` request: `MutateRequest.nonce_group` (4) and
+/// `MutateRequest.mutation` (2) `.nonce` (9).
+fn mutate_nonce(req: &RequestInfo) -> (Option<u64>, Option<u64>) {
+    let mutation = nested(&req.param, 2).first().and_then(|m| varint(m, 9));
+    (varint(&req.param, 4), mutation)
+}
+
+/// A client through `proxy` with a short RPC timeout, so a dropped response costs little.
+async fn client_with_short_rpc(proxy: &FaultProxy) -> Client {
+    hbase_it::proxied_client(proxy, |b| {
+        b.rpc_timeout(Duration::from_secs(1))
+            .operation_timeout(Duration::from_secs(30))
+    })
+    .await
+}
+
+/// A one-region table and the proxy control of the server hosting it (a connection to it
+/// is open and its location cached).
+async fn one_region_table(
+    client: &Client,
+    proxy: &FaultProxy,
+    prefix: &str,
+) -> (TableName, hbase_client::Table, Arc<ProxyControl>) {
+    let name = hbase_it::unique_table(prefix);
+    hbase_it::create_table(client, &name, &[]).await;
+    let table = client.table(&name.to_string()).unwrap();
+    table
+        .put(Put::new("warm").add("cf", "q", "x"))
+        .await
+        .unwrap();
+    let server = server_of(client, &name, "warm").await.address();
+    (name, table, proxy.control(&server))
+}
+
+fn counter(row: &hbase_client::RowResult, q: &str) -> i64 {
+    let v = row.value(b"cf", q.as_bytes()).expect("counter present");
+    i64::from_be_bytes(v[..].try_into().expect("8 bytes"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Nonces: a retried non-idempotent operation is applied once.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increment_whose_response_is_dropped_is_applied_once() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_incr").await;
+
+        ctl.record(|r| r.method == "Mutate");
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let value = t.increment_column("n", "cf", "c", 1).await.unwrap();
+        let sent = ctl.recorded();
+        eprintln!(
+            "increment with its first response dropped: returned {value}, {} Mutate requests, nonces {:?}",
+            sent.len(),
+            sent.iter().map(mutate_nonce).collect::<Vec<_>>()
+        );
+        assert_eq!(ctl.dropped(), 1, "the first response was dropped");
+        assert!(sent.len() >= 2, "the increment was retried");
+        let (group, nonce) = mutate_nonce(&sent[0]);
+        assert!(group.is_some_and(|g| g != 0), "no nonce group: {group:?}");
+        assert!(nonce.is_some_and(|n| n != 0), "no nonce: {nonce:?}");
+        for r in &sent {
+            assert_eq!(mutate_nonce(r), (group, nonce), "every attempt carries the same nonce");
+        }
+        let row = t.get(Get::new("n")).await.unwrap().unwrap();
+        assert_eq!(counter(&row, "c"), 1, "applied exactly once");
+        assert_eq!(value, 1, "the retry reported the value after the one increment");
+
+        // Append too.
+        ctl.record(|r| r.method == "Mutate");
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let appended = t.append(Append::new("a").add("cf", "s", "ab")).await.unwrap();
+        assert_eq!(ctl.dropped(), 2);
+        let row = t.get(Get::new("a")).await.unwrap().unwrap();
+        assert_eq!(&row.value(b"cf", b"s").unwrap()[..], b"ab", "appended once");
+        assert_eq!(&appended.value(b"cf", b"s").unwrap()[..], b"ab");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_mutate_whose_response_is_dropped_reports_the_true_outcome() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_cam").await;
+
+        ctl.record(|r| r.method == "Mutate");
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let outcome = t
+            .check_and_mutate(
+                CheckAndMutate::new("c", "cf", "owner")
+                    .if_absent()
+                    .then_put(Put::new("c").add("cf", "owner", "me")),
+            )
+            .await;
+        let sent = ctl.recorded();
+        eprintln!(
+            "check-and-mutate, response dropped: {outcome:?} after {} requests",
+            sent.len()
+        );
+        assert_eq!(ctl.dropped(), 1);
+        let row = t.get(Get::new("c")).await.unwrap().unwrap();
+        assert_eq!(
+            &row.value(b"cf", b"owner").unwrap()[..],
+            b"me",
+            "it was applied"
+        );
+        assert!(
+            !matches!(outcome, Ok(false)),
+            "applied, but reported as not applied"
+        );
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A call its caller gave up on is never sent later.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_call_is_never_sent_later() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.rpc_timeout(Duration::from_secs(60))
+                .operation_timeout(Duration::from_secs(90))
+        })
+        .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "abandoned").await;
+        ctl.record(|r| r.method == "Mutate");
+
+        // The proxy stops reading: the client's socket buffers fill with 24 MiB of puts, and
+        // its writer can no longer write.
+        ctl.freeze_existing();
+        let big = Bytes::from(vec![b'x'; 1 << 20]);
+        let mut puts = Vec::new();
+        for i in 0..24 {
+            let (t, big) = (t.clone(), big.clone());
+            puts.push(tokio::spawn(async move {
+                t.put(Put::new(format!("big{i:02}")).add("cf", "q", big))
+                    .await
+            }));
+        }
+        while client.stats().total(|s| s.bytes_sent) < 24 << 20 {
+            tokio::task::yield_now().await;
+        }
+        // The caller gives up on a put queued behind them (its future is dropped).
+        let abandoned = tokio::time::timeout(
+            Duration::from_millis(300),
+            t.put(Put::new("abandoned").add("cf", "q", "must never arrive")),
+        )
+        .await;
+        assert!(abandoned.is_err(), "the put could not have been sent yet");
+        ctl.thaw();
+        for p in puts {
+            p.await.unwrap().unwrap();
+        }
+        // A later call on the same connection: everything written before it has reached the
+        // proxy once it is answered.
+        t.get(Get::new("big00")).await.unwrap().unwrap();
+        let sent: Vec<String> = ctl
+            .recorded()
+            .iter()
+            .filter_map(|r| {
+                let m = nested(&r.param, 2).first().copied()?;
+                nested(m, 1)
+                    .first()
+                    .map(|row| String::from_utf8_lossy(row).into_owned())
+            })
+            .collect();
+        eprintln!(
+            "requests that reached the server after the freeze: {}",
+            sent.len()
+        );
+        assert!(
+            !sent.iter().any(|r| r == "abandoned"),
+            "the abandoned put was sent"
+        );
+        assert!(t.get(Get::new("abandoned")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. A timeout is not a dead server.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_timeout_keeps_the_connection_and_the_servers_other_regions() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let name = hbase_it::unique_table("timeout_keeps");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let t = client.table(&name.to_string()).unwrap();
+        // Both regions on one server.
+        let admin = client.admin();
+        let server = server_of(&client, &name, "a").await;
+        let other = admin.region_for_row(&name, b"z").await.unwrap();
+        admin
+            .move_region(&other.region, Some(&server))
+            .await
+            .unwrap();
+        for row in ["a", "z"] {
+            t.put(Put::new(row).add("cf", "q", row)).await.unwrap();
+        }
+        let ctl = proxy.control(&server.address());
+        let (accepted, before) = (ctl.accepted(), client.stats());
+
+        ctl.drop_responses(1, |r| r.method == "Get");
+        t.get(Get::new("a")).await.unwrap().unwrap();
+        t.get(Get::new("z")).await.unwrap().unwrap();
+        let after = client.stats();
+        let lookups = after.meta_lookups - before.meta_lookups;
+        eprintln!(
+            "one Get timed out: {} new connections, {lookups} meta lookups",
+            ctl.accepted() - accepted
+        );
+        assert_eq!(ctl.dropped(), 1);
+        assert_eq!(ctl.accepted(), accepted, "the connection was replaced");
+        assert!(
+            lookups <= 1,
+            "{lookups} meta lookups: the server's other region was dropped"
+        );
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_flight_cap_belongs_to_the_server() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let cap = 4;
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.rpc_timeout(Duration::from_secs(1))
+                .operation_timeout(Duration::from_secs(60))
+                .max_in_flight_per_server(cap)
+        })
+        .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "cap").await;
+        let server = ctl.upstream().to_string();
+
+        // The server turns slow: the first calls time out in the client while they still run.
+        ctl.set_request_delay(Duration::from_secs(4));
+        ctl.reset_max_outstanding();
+        let before = client.stats();
+        let gets: Vec<_> = (0..16)
+            .map(|i| {
+                let t = t.clone();
+                tokio::spawn(async move { t.get(Get::new(format!("g{i}"))).await })
+            })
+            .collect();
+        // Once the first calls have timed out, the server is fast again.
+        while client.stats().server(&server).map_or(0, |s| s.errors)
+            < before.server(&server).map_or(0, |s| s.errors) + cap as u64
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        ctl.set_request_delay(Duration::ZERO);
+        for g in gets {
+            g.await.unwrap().unwrap();
+        }
+        eprintln!(
+            "cap {cap}: at most {} calls outstanding at the server, {} connections accepted",
+            ctl.max_outstanding(),
+            ctl.accepted()
+        );
+        assert!(
+            ctl.max_outstanding() <= cap as u64,
+            "{} calls outstanding at the server with a cap of {cap}",
+            ctl.max_outstanding()
+        );
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Connecting: bounded by the deadline, one attempt for all waiters.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(3))
+                .rpc_timeout(Duration::from_secs(2))
+                .connect_timeout(Duration::from_secs(20))
+        })
+        .await;
+        let name = hbase_it::unique_table("black_hole");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let admin = client.admin();
+        // The table's region on a server that does not hold meta.
+        let meta = hbase_it::meta_server();
+        let victim: ServerName = admin
+            .region_servers()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|s| s.address() != meta.address())
+            .expect("a server without meta");
+        let region = admin.list_regions(&name).await.unwrap().remove(0).region;
+        admin.move_region(&region, Some(&victim)).await.unwrap();
+        let t = client.table(&name.to_string()).unwrap();
+        t.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
+        let ctl = proxy.control(&victim.address());
+
+        // The host goes silent: open connections reset, new ones never complete a handshake.
+        ctl.set_black_hole(true);
+        ctl.reset_existing();
+        let gets: Vec<_> = (0..500)
+            .map(|i| {
+                let t = t.clone();
+                tokio::spawn(async move { t.get(Get::new(format!("r{i}"))).await })
+            })
+            .collect();
+        let mut kinds = std::collections::BTreeMap::new();
+        for g in gets {
+            let err = g.await.unwrap().expect_err("nothing can answer");
+            *kinds.entry(format!("{:?}", err.kind())).or_insert(0) += 1;
+        }
+        eprintln!("500 gets against a black hole: {kinds:?}");
+        assert_eq!(kinds.get("Timeout"), Some(&500), "{kinds:?}");
+        ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. One exception table: the server's do-not-retry verdicts hold.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_level_do_not_retry_fails_at_once() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client =
+            hbase_it::proxied_client(&proxy, |b| b.operation_timeout(Duration::from_secs(30)))
+                .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "conn_dnr").await;
+        let calls = |c: &Client| c.stats().total(|s| s.calls);
+        let before = calls(&client);
+        ctl.inject_connection_error(
+            "org.apache.hadoop.hbase.ipc.UnsupportedCompressionCodecException",
+            true,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        eprintln!("connection-level do-not-retry: {err}");
+        assert_eq!(err.kind(), ErrorKind::DoNotRetry, "{err}");
+        assert_eq!(
+            err.remote()
+                .map(|r| r.short_class_name().to_string())
+                .as_deref(),
+            Some("UnsupportedCompressionCodecException")
+        );
+        assert_eq!(calls(&client) - before, 1, "it was retried");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_action_do_not_retry_in_a_multi_fails_at_once() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client =
+            hbase_it::proxied_client(&proxy, |b| b.operation_timeout(Duration::from_secs(30)))
+                .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "action_dnr").await;
+        let multis = |c: &Client| c.stats().total(|s| s.multi_calls);
+        let before = multis(&client);
+        // A space quota violation: DoNotRetryIOException's subclass, which a per-action
+        // exception names but cannot flag.
+        ctl.inject_action_exception("org.apache.hadoop.hbase.quotas.SpaceLimitingException", 1);
+        let out = t
+            .batch(&[
+                Action::Put(Put::new("p1").add("cf", "q", "v")),
+                Action::Put(Put::new("p2").add("cf", "q", "v")),
+            ])
+            .await;
+        for r in &out {
+            let e = r.as_ref().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::DoNotRetry, "{e}");
+            assert_eq!(
+                e.remote().unwrap().short_class_name(),
+                "SpaceLimitingException"
+            );
+        }
+        assert_eq!(multis(&client) - before, 1, "it was retried");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_state_is_read_once_per_operation() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(30))
+                .pause(Duration::from_millis(20))
+        })
+        .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "table_state").await;
+        let master = client.admin().master().await.unwrap();
+        let master_ctl = proxy.control(&master.address());
+        master_ctl.record(|r| r.method == "GetTableState");
+        // The region stays unavailable for five attempts; the table is enabled throughout.
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            false,
+            5,
+        );
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        let checks = master_ctl.recorded().len();
+        eprintln!("a get through 5 NotServingRegion answers asked the master {checks} times");
+        assert_eq!(ctl.injected(), 5);
+        assert_eq!(
+            checks, 1,
+            "table state read {checks} times in one operation"
+        );
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Meta lookups: concurrent, coalesced by key; impossible keys refused before sending.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meta_lookups_run_concurrently_and_coalesce() {
+    bounded(90, async {
+        let setup = hbase_it::client().await;
+        let name = hbase_it::unique_table("meta_lookups");
+        let splits: Vec<String> = (1..8).map(|i| format!("r{i}")).collect();
+        let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
+        hbase_it::create_table(&setup, &name, &splits).await;
+
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b.meta_prefetch(1)).await;
+        let meta = proxy.control(&hbase_it::meta_server().address());
+        // Every meta answer takes a while, so lookups that can overlap do.
+        meta.set_request_delay(Duration::from_millis(300));
+        meta.count_outstanding(|r| r.method == "Scan");
+        meta.reset_max_outstanding();
+        let t = client.table(&name.to_string()).unwrap();
+        let before = client.stats();
+        let mut gets = Vec::new();
+        for i in 0..8 {
+            // Eight rows in eight regions, and eight gets of one row.
+            for row in [format!("r{i}-x"), "r0-same".to_string()] {
+                let t = t.clone();
+                gets.push(tokio::spawn(async move { t.get(Get::new(row)).await }));
+            }
+        }
+        for g in gets {
+            g.await.unwrap().unwrap();
+        }
+        let lookups = client.stats().meta_lookups - before.meta_lookups;
+        eprintln!(
+            "16 cold gets over 8 regions: {lookups} meta lookups, at most {} meta scans at once",
+            meta.max_outstanding()
+        );
+        assert!(meta.max_outstanding() >= 2, "meta scans ran one at a time");
+        assert_eq!(
+            lookups, 8,
+            "one lookup per region: the same row's lookups coalesce"
+        );
+        meta.clear();
+        hbase_it::drop_table(&setup, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_whose_meta_key_is_too_long_is_refused_before_sending() {
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table("long_meta_key");
+    hbase_it::create_table(&client, &name, &[]).await;
+    let t = client.table(&name.to_string()).unwrap();
+    let calls = |c: &Client| c.stats().total(|s| s.calls);
+    let before = calls(&client);
+    // 32767 bytes is a legal row key, but `table,row,99999999999999` is then too long to
+    // search meta with (HBase's row limit is 32767 bytes).
+    let row = Bytes::from(vec![b'k'; 32767]);
+    let err = t.get(Get::new(row)).await.unwrap_err();
+    eprintln!("row with an oversized meta key: {err}");
+    assert_eq!(err.kind(), ErrorKind::DoNotRetry, "{err}");
+    assert!(err.to_string().contains("meta"), "{err}");
+    assert_eq!(calls(&client), before, "something was sent");
+    hbase_it::drop_table(&client, &name).await;
+}
