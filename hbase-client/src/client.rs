@@ -12,7 +12,7 @@ use crate::region::{Location, MetaLocator, RegionLocation, ServerName, TableName
 use crate::retry::{recovery, HBaseBackoff, Recovery, RetryPolicy};
 use crate::rpc::connection::RpcConnection;
 use crate::rpc::frame::Service;
-use crate::rpc::pool::ConnectionPool;
+use crate::runtime::pool::ConnectionPool;
 use crate::stats::ServerCounters;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::table::Table;

@@ -11,19 +11,18 @@
 pub mod admin;
 mod cell;
 mod client;
-mod config;
 mod error;
 mod multi;
 mod mutator;
 mod ops;
 pub mod region;
-mod retry;
 pub mod rpc;
+mod runtime;
 mod scanner;
-mod stats;
 mod table;
-mod zk;
 pub mod znode;
+
+use runtime::{config, retry, stats, zk};
 
 pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};

@@ -1,11 +1,10 @@
 //! Tables, servers and regions: names, the location cache and the meta lookup.
 
-mod cache;
-mod locator;
 mod name;
 
-pub(crate) use cache::RegionCache;
-pub(crate) use locator::{MetaLocator, Seek};
+pub(crate) use crate::runtime::locator::{MetaLocator, Seek};
+pub(crate) use crate::runtime::region_cache::RegionCache;
+pub(crate) use name::{meta_search_key, meta_table_start};
 pub use name::{encoded_region_name, region_name};
 
 use std::fmt;

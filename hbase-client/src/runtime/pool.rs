@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::connection::RpcConnection;
-use super::frame::Service;
+use crate::rpc::connection::RpcConnection;
+use crate::rpc::frame::Service;
 use crate::config::ClientConfig;
 use crate::error::Result;
 use crate::region::ServerName;

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use prost::Message;
 
-use super::name::{meta_search_key, meta_table_start};
-use super::{Location, RegionCache, RegionInfo, RegionLocation, ServerName, TableName};
+use crate::region::{meta_search_key, meta_table_start};
+use crate::region::{Location, RegionCache, RegionInfo, RegionLocation, ServerName, TableName};
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
 use crate::ops::{region_specifier, results_from_scan, RowResult};
 use crate::retry::{recovery, Recovery, RETRY_BACKOFF};
 use crate::rpc::frame::{RequestMeta, Service};
-use crate::rpc::pool::ConnectionPool;
+use crate::runtime::pool::ConnectionPool;
 use crate::zk::ZkRegistry;
 
 /// Priority of calls to `hbase:meta`, so they jump user calls in the server's queues.

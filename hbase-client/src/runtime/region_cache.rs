@@ -8,7 +8,7 @@ use std::sync::RwLock;
 
 use bytes::Bytes;
 
-use super::{Location, ServerName, TableName};
+use crate::region::{Location, ServerName, TableName};
 
 #[derive(Default)]
 pub(crate) struct RegionCache {
