@@ -10,14 +10,14 @@
 //! by `flush`/`close` and the optional failure listener.
 
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, Notify};
 
-use crate::client::ClientInner;
 use crate::error::{Error, FailedMutation, Result};
 use crate::ops::{Action, Mutation};
 use crate::region::TableName;
+use crate::runtime::Runtime;
 
 /// Called with each mutation that failed for good.
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
@@ -91,7 +91,7 @@ struct State {
 
 /// What the flusher task shares with the handles.
 struct Core {
-    inner: Arc<ClientInner>,
+    inner: Arc<Runtime>,
     table: TableName,
     config: MutatorConfig,
     state: Mutex<State>,
@@ -121,7 +121,6 @@ impl Drop for Handle {
                 st.buffered_bytes
             );
             tracing::error!("{msg}");
-            eprintln!("hbase-client: {msg}");
         }
     }
 }
@@ -136,7 +135,7 @@ pub struct BufferedMutator {
 
 impl BufferedMutator {
     pub(crate) fn new(
-        inner: Arc<ClientInner>,
+        inner: Arc<Runtime>,
         table: TableName,
         config: MutatorConfig,
     ) -> BufferedMutator {
@@ -254,8 +253,8 @@ async fn flusher(core: Arc<Core>, mut batches: mpsc::UnboundedReceiver<Batch>) {
     while let Some(batch) = batches.recv().await {
         let bytes = batch.bytes;
         let actions: Vec<Action> = batch.mutations.into_iter().map(Action::from).collect();
-        let deadline = Instant::now() + core.inner.config.operation_timeout;
-        let outcomes = crate::multi::run(&core.inner, &core.table, &actions, deadline).await;
+        let rt = &core.inner;
+        let outcomes = crate::multi::run(rt, &rt.defaults, &core.table, &actions).await;
         let mut failures = Vec::new();
         for (action, outcome) in actions.iter().zip(outcomes) {
             if let Err(error) = outcome {

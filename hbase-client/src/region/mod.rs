@@ -2,10 +2,8 @@
 
 mod name;
 
-pub(crate) use crate::runtime::locator::{MetaLocator, Seek};
-pub(crate) use crate::runtime::region_cache::RegionCache;
-pub(crate) use name::{meta_search_key, meta_table_start};
 pub use name::{encoded_region_name, region_name};
+pub(crate) use name::{meta_search_key, meta_table_start};
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,26 +1,54 @@
 //! One connection per (server, service), shared by every task, reconnected on demand.
+//!
+//! Per server and service the pool keeps a slot that outlives its connections: the in-flight
+//! cap (a replacement connection inherits the permits its predecessor's calls still hold),
+//! the one connect attempt in progress (every caller that needs the connection waits for that
+//! attempt, each until its own deadline), and the memory of a failed attempt: for the
+//! failed-server expiry (Java's `hbase.ipc.client.failed.servers.expiry`, 2 s) callers fail at
+//! once with [`Error::RecentlyFailed`] instead of connecting again, so they relocate.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use crate::rpc::connection::RpcConnection;
-use crate::rpc::frame::Service;
-use crate::config::ClientConfig;
-use crate::error::Result;
+use tokio::sync::{watch, Semaphore};
+
+use crate::error::{Error, Result};
 use crate::region::ServerName;
-use crate::stats::Stats;
+use crate::rpc::connection::{ConnectionParams, RpcConnection};
+use crate::rpc::frame::Service;
+use crate::runtime::config::ClientConfig;
+use crate::runtime::stats::{ServerCounters, Stats};
+
+/// The outcome of a connect attempt, as its waiters see it.
+type Attempt = Option<std::result::Result<Arc<RpcConnection>, Arc<Error>>>;
 
 #[derive(Default)]
+struct SlotState {
+    current: Option<Arc<RpcConnection>>,
+    /// The connect attempt in progress.
+    connecting: Option<watch::Receiver<Attempt>>,
+    /// The last attempt failed: until when to refuse, and why.
+    failed: Option<(Instant, String)>,
+}
+
 struct Slot {
-    current: Mutex<Option<Arc<RpcConnection>>>,
-    /// Held while connecting, so only one reconnect per server runs at a time.
-    connecting: tokio::sync::Mutex<()>,
+    state: Mutex<SlotState>,
+    /// Calls in flight to this server (`ClientConfig::max_in_flight_per_server`).
+    in_flight: Arc<Semaphore>,
 }
 
 impl Slot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn open(&self) -> Option<Arc<RpcConnection>> {
-        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        current.as_ref().filter(|c| c.is_open()).cloned()
+        self.lock()
+            .current
+            .as_ref()
+            .filter(|c| c.is_open())
+            .cloned()
     }
 }
 
@@ -43,56 +71,109 @@ impl ConnectionPool {
         &self.stats
     }
 
-    /// The open connection to `server` for `service`, connecting if there is none.
+    fn slot(&self, server: &ServerName, service: Service) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots
+            .entry((server.address(), service))
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    state: Mutex::default(),
+                    in_flight: Arc::new(Semaphore::new(self.config.max_in_flight_per_server)),
+                })
+            })
+            .clone()
+    }
+
+    /// The open connection to `server` for `service`, connecting if there is none; gives up
+    /// at `deadline`.
     pub(crate) async fn get(
         &self,
         server: &ServerName,
         service: Service,
+        deadline: Instant,
     ) -> Result<Arc<RpcConnection>> {
-        let slot = {
-            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            slots
-                .entry((server.address(), service))
-                .or_default()
-                .clone()
+        let slot = self.slot(server, service);
+        let addr = server.address();
+        let mut attempt = {
+            let mut st = slot.lock();
+            if let Some(conn) = st.current.as_ref().filter(|c| c.is_open()) {
+                return Ok(conn.clone());
+            }
+            match (&st.connecting, &st.failed) {
+                (Some(rx), _) => rx.clone(),
+                (None, Some((until, reason))) if Instant::now() < *until => {
+                    return Err(Error::RecentlyFailed {
+                        addr,
+                        reason: reason.clone(),
+                    })
+                }
+                _ => {
+                    let (tx, rx) = watch::channel(None);
+                    st.connecting = Some(rx.clone());
+                    tokio::spawn(self.connect(slot.clone(), server, service, tx));
+                    rx
+                }
+            }
         };
-        if let Some(conn) = slot.open() {
-            return Ok(conn);
-        }
-        let _connecting = slot.connecting.lock().await;
-        if let Some(conn) = slot.open() {
-            return Ok(conn);
-        }
-        let addr = self.config.map_address(&server.address());
-        let conn = Arc::new(
-            RpcConnection::connect(
-                &addr,
-                &self.config.user,
-                service,
-                self.config.connect_timeout,
-                self.stats.server(&server.address()),
-                self.config.compression,
-                self.config.max_in_flight_per_server,
-            )
-            .await?,
-        );
-        *slot.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn.clone());
-        Ok(conn)
+        let waited =
+            tokio::time::timeout_at(deadline.into(), attempt.wait_for(Option::is_some)).await;
+        let result = match waited {
+            Ok(Ok(outcome)) => match outcome.as_ref().expect("waited for an outcome") {
+                Ok(conn) => Ok(conn.clone()),
+                Err(e) => Err(e.duplicate()),
+            },
+            Ok(Err(_)) => Err(Error::ConnectionClosed {
+                addr,
+                reason: "the connect attempt was abandoned".into(),
+            }),
+            Err(_) => Err(Error::Timeout {
+                what: format!("waiting for a connection to {addr}"),
+                after: self.config.connect_timeout,
+            }),
+        };
+        result
     }
 
-    /// Drops the connection to `server` if it is the one given (it failed).
-    pub(crate) fn discard(&self, server: &ServerName, service: Service, conn: &Arc<RpcConnection>) {
-        let slot = self
-            .slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(server.address(), service))
-            .cloned();
-        if let Some(slot) = slot {
-            let mut current = slot.current.lock().unwrap_or_else(|e| e.into_inner());
-            if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-                *current = None;
-            }
+    /// One connect attempt, for every waiter; bounded by the connect timeout.
+    fn connect(
+        &self,
+        slot: Arc<Slot>,
+        server: &ServerName,
+        service: Service,
+        outcome: watch::Sender<Attempt>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let counters = self.stats.server(&server.address());
+        let params = ConnectionParams {
+            addr: self.config.map_address(&server.address()),
+            user: self.config.user.clone(),
+            service,
+            connect_timeout: self.config.connect_timeout,
+            read_timeout: self.config.read_timeout(),
+            counters: counters.clone(),
+            compression: self.config.compression,
+            in_flight: slot.in_flight.clone(),
+        };
+        let expiry = self.config.failed_server_expiry;
+        async move {
+            ServerCounters::add(&counters.connects, 1);
+            let result = RpcConnection::connect(params).await.map(Arc::new);
+            let mut st = slot.lock();
+            st.connecting = None;
+            let shared = match result {
+                Ok(conn) => {
+                    st.current = Some(conn.clone());
+                    st.failed = None;
+                    Ok(conn)
+                }
+                Err(e) => {
+                    ServerCounters::add(&counters.failed_connects, 1);
+                    tracing::debug!(error = %e, "connect failed");
+                    st.failed = Some((Instant::now() + expiry, e.to_string()));
+                    Err(Arc::new(e))
+                }
+            };
+            drop(st);
+            let _ = outcome.send(Some(shared));
         }
     }
 
