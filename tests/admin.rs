@@ -546,7 +546,7 @@ async fn buffered_writes_survive_a_split() {
 async fn data_path_holds_while_regions_split() {
     let client = hbase_it::client().await;
     let admin = client.admin().with_timeout(Duration::from_secs(90));
-    admin.set_balancer_enabled(false).await.unwrap();
+    let _balancer = hbase_it::balancer_off(&client).await;
     let name = hbase_it::unique_table("split_load");
     let presplit = [
         "r10", "r20", "r30", "r40", "r50", "r60", "r70", "r80", "r90",
@@ -598,7 +598,7 @@ async fn data_path_holds_while_regions_split() {
 async fn data_path_holds_while_regions_move() {
     let client = hbase_it::client().await;
     let admin = client.admin().with_timeout(Duration::from_secs(60));
-    admin.set_balancer_enabled(false).await.unwrap();
+    let _balancer = hbase_it::balancer_off(&client).await;
     let name = hbase_it::unique_table("move_load");
     hbase_it::create_table(&client, &name, &["r20", "r40", "r60", "r80"]).await;
     let servers = admin.region_servers().await.unwrap();

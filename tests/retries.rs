@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hbase_client::{
-    Action, Append, CheckAndMutate, Client, ErrorKind, Get, Put, ServerName, TableName,
+    Action, Append, CheckAndMutate, Client, Comparator, CompareOp, ErrorKind, Filter, Get,
+    Increment, Put, RowMutations, ServerName, TableName,
 };
 use hbase_it::proxy::{proto_fields, FaultProxy, Field, ProxyControl, RequestInfo};
 use hbase_it::{bounded, server_of};
@@ -42,6 +43,20 @@ fn nested(msg: &[u8], field: u32) -> Vec<&[u8]> {
 fn mutate_nonce(req: &RequestInfo) -> (Option<u64>, Option<u64>) {
     let mutation = nested(&req.param, 2).first().and_then(|m| varint(m, 9));
     (varint(&req.param, 4), mutation)
+}
+
+/// (nonce group, the nonces of every mutation) of a `Multi` request: `MultiRequest.nonceGroup`
+/// (2); `regionAction` (1) → `action` (3) → `mutation` (2) → `nonce` (9).
+fn multi_nonces(req: &RequestInfo) -> (Option<u64>, Vec<Option<u64>>) {
+    let mut nonces = Vec::new();
+    for ra in nested(&req.param, 1) {
+        for action in nested(ra, 3) {
+            for m in nested(action, 2) {
+                nonces.push(varint(m, 9));
+            }
+        }
+    }
+    (varint(&req.param, 2), nonces)
 }
 
 /// A client through `proxy` with a short RPC timeout, so a dropped response costs little.
@@ -121,12 +136,95 @@ async fn increment_whose_response_is_dropped_is_applied_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_increments_carry_nonces_across_rounds() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_multi").await;
+
+        ctl.record(|r| r.method == "Multi");
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        let actions: Vec<Action> = (0..5)
+            .map(|i| Action::Increment(Increment::new(format!("m{i}")).add("cf", "c", 1)))
+            .chain([Action::Put(Put::new("p").add("cf", "q", "v"))])
+            .collect();
+        for r in t.batch(&actions).await {
+            r.unwrap();
+        }
+        let sent = ctl.recorded();
+        assert_eq!(ctl.dropped(), 1);
+        assert!(sent.len() >= 2, "the batch was retried");
+        let (group, first) = multi_nonces(&sent[0]);
+        eprintln!(
+            "batched increments: {} Multi requests, group {group:?}, nonces {first:?}",
+            sent.len()
+        );
+        assert!(group.is_some_and(|g| g != 0));
+        assert_eq!(first.len(), 6);
+        assert!(
+            first[..5].iter().all(|n| n.is_some_and(|n| n != 0)),
+            "{first:?}"
+        );
+        let distinct: std::collections::HashSet<_> = first[..5].iter().collect();
+        assert_eq!(distinct.len(), 5, "one nonce per increment");
+        for r in &sent[1..] {
+            assert_eq!(
+                multi_nonces(r),
+                (group, first.clone()),
+                "same nonces in every round"
+            );
+        }
+        for i in 0..5 {
+            let row = t.get(Get::new(format!("m{i}"))).await.unwrap().unwrap();
+            assert_eq!(counter(&row, "c"), 1, "m{i} incremented once");
+        }
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_and_mutate_whose_response_is_dropped_reports_the_true_outcome() {
     bounded(90, async {
         let proxy = FaultProxy::new();
         let client = client_with_short_rpc(&proxy).await;
         let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_cam").await;
 
+        // (a) The check still passes when retried: the server deduplicates the mutations by
+        // the nonce and says they were applied, which they were, once.
+        t.put(Put::new("g").add("cf", "gate", "open"))
+            .await
+            .unwrap();
+        ctl.record(|r| r.method == "Multi");
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        let claimed = t
+            .check_and_mutate(
+                CheckAndMutate::new("g", "cf", "gate")
+                    .if_equals("open")
+                    .then_mutate(
+                        RowMutations::new("g")
+                            .put(Put::new("g").add("cf", "owner", "me"))
+                            .increment(Increment::new("g").add("cf", "claims", 1)),
+                    ),
+            )
+            .await;
+        let sent = ctl.recorded();
+        eprintln!(
+            "check-and-mutate (row mutations), response dropped: {claimed:?} after {} requests",
+            sent.len()
+        );
+        assert_eq!(ctl.dropped(), 1);
+        assert!(sent.len() >= 2, "it was retried");
+        assert!(matches!(claimed, Ok(true)), "{claimed:?}");
+        let row = t.get(Get::new("g")).await.unwrap().unwrap();
+        assert_eq!(
+            counter(&row, "claims"),
+            1,
+            "the increment inside was applied once"
+        );
+
+        // (b) The check fails when retried, because the first attempt applied: the client
+        // cannot tell that from "never applied", and says so instead of reporting `false`.
         ctl.record(|r| r.method == "Mutate");
         ctl.drop_responses(1, |r| r.method == "Mutate");
         let outcome = t
@@ -141,17 +239,34 @@ async fn check_and_mutate_whose_response_is_dropped_reports_the_true_outcome() {
             "check-and-mutate, response dropped: {outcome:?} after {} requests",
             sent.len()
         );
-        assert_eq!(ctl.dropped(), 1);
+        assert_eq!(ctl.dropped(), 2);
+        let (group, nonce) = mutate_nonce(&sent[0]);
+        assert!(group.is_some() && nonce.is_some_and(|n| n != 0), "no nonce");
         let row = t.get(Get::new("c")).await.unwrap().unwrap();
         assert_eq!(
             &row.value(b"cf", b"owner").unwrap()[..],
             b"me",
             "it was applied"
         );
-        assert!(
-            !matches!(outcome, Ok(false)),
-            "applied, but reported as not applied"
-        );
+        match &outcome {
+            Ok(true) => {}
+            Err(e) if e.kind() == ErrorKind::OutcomeUnknown => {}
+            other => panic!("applied, but reported {other:?}"),
+        }
+
+        // (c) A filter check whose answer is not lost reports it exactly.
+        let passed = t
+            .check_and_mutate(
+                CheckAndMutate::on_row("g")
+                    .if_filter(Filter::Value(
+                        CompareOp::Equal,
+                        Comparator::Binary("closed".into()),
+                    ))
+                    .then_put(Put::new("g").add("cf", "owner", "you")),
+            )
+            .await
+            .unwrap();
+        assert!(!passed, "no cell of g is \"closed\"");
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
@@ -275,14 +390,18 @@ async fn in_flight_cap_belongs_to_the_server() {
     bounded(120, async {
         let proxy = FaultProxy::new();
         let cap = 4;
+        // A long read timeout: the slow server is not taken for a dead one, so this is about
+        // calls that timed out, not about a replaced connection.
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.rpc_timeout(Duration::from_secs(1))
+                .read_timeout(Duration::from_secs(30))
                 .operation_timeout(Duration::from_secs(60))
                 .max_in_flight_per_server(cap)
         })
         .await;
         let (name, t, ctl) = one_region_table(&client, &proxy, "cap").await;
         let server = ctl.upstream().to_string();
+        let accepted = ctl.accepted();
 
         // The server turns slow: the first calls time out in the client while they still run.
         ctl.set_request_delay(Duration::from_secs(4));
@@ -314,6 +433,7 @@ async fn in_flight_cap_belongs_to_the_server() {
             "{} calls outstanding at the server with a cap of {cap}",
             ctl.max_outstanding()
         );
+        assert_eq!(ctl.accepted(), accepted, "timeouts replaced the connection");
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
@@ -329,7 +449,8 @@ async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline(
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.operation_timeout(Duration::from_secs(3))
                 .rpc_timeout(Duration::from_secs(2))
-                .connect_timeout(Duration::from_secs(20))
+                .connect_timeout(Duration::from_secs(5))
+                .failed_server_expiry(Duration::from_secs(60))
         })
         .await;
         let name = hbase_it::unique_table("black_hole");
@@ -349,6 +470,8 @@ async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline(
         let t = client.table(&name.to_string()).unwrap();
         t.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
         let ctl = proxy.control(&victim.address());
+        let at_victim = |c: &Client| c.stats().server(&victim.address()).cloned().unwrap_or_default();
+        let before = at_victim(&client);
 
         // The host goes silent: open connections reset, new ones never complete a handshake.
         ctl.set_black_hole(true);
@@ -364,8 +487,131 @@ async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline(
             let err = g.await.unwrap().expect_err("nothing can answer");
             *kinds.entry(format!("{:?}", err.kind())).or_insert(0) += 1;
         }
-        eprintln!("500 gets against a black hole: {kinds:?}");
+        let during = at_victim(&client);
+        eprintln!(
+            "500 gets against a black hole: {kinds:?}, {} connect attempts",
+            during.connects - before.connects
+        );
         assert_eq!(kinds.get("Timeout"), Some(&500), "{kinds:?}");
+        assert_eq!(during.connects - before.connects, 1, "one connect attempt serves all waiters");
+
+        // The attempt fails (no handshake within the connect timeout); the server is then
+        // remembered as failed, and callers fail at once, without connecting, and look the
+        // region up again.
+        while at_victim(&client).failed_connects == before.failed_connects {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let failed = at_victim(&client);
+        let lookups = client.stats().meta_lookups;
+        let once = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .retries(0)
+            .build();
+        let mut fast = std::collections::BTreeMap::new();
+        for i in 0..100 {
+            let err = once.get(Get::new(format!("f{i}"))).await.unwrap_err();
+            let last = match &err {
+                hbase_client::Error::RetriesExhausted { last, .. } => last.as_ref(),
+                e => e,
+            };
+            let key = format!("{:?}/{}", err.kind(), matches!(last, hbase_client::Error::RecentlyFailed { .. }));
+            *fast.entry(key).or_insert(0) += 1;
+        }
+        let after = at_victim(&client);
+        eprintln!(
+            "100 gets within the failed-server expiry: {fast:?} (kind/failed-recently), {} connect attempts, {} meta lookups",
+            after.connects - failed.connects,
+            client.stats().meta_lookups - lookups
+        );
+        assert_eq!(fast.get("Retryable/true"), Some(&100), "{fast:?}");
+        assert_eq!(after.connects, failed.connects, "a failed server was connected to again");
+        assert!(client.stats().meta_lookups > lookups, "the region was not looked up again");
+        ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_builder_sets_timeouts_and_priority() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "builder").await;
+        let fast = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .rpc_timeout(Duration::from_millis(700))
+            .operation_timeout(Duration::from_secs(2))
+            .priority(7)
+            .build();
+        ctl.record(|r| r.method == "Get");
+        fast.get(Get::new("warm")).await.unwrap().unwrap();
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        let sent = ctl.recorded();
+        let headers: Vec<(u32, u32)> = sent.iter().map(|r| (r.priority, r.timeout_ms)).collect();
+        eprintln!(
+            "(priority, timeout ms) sent by the built table, then the default one: {headers:?}"
+        );
+        assert_eq!(headers, vec![(7, 700), (0, 60_000)]);
+        // Its operation timeout bounds its retries: with answers slower than its RPC timeout
+        // it gives up, while the default table waits them out.
+        ctl.set_delay(Duration::from_millis(1200));
+        let err = fast.get(Get::new("warm")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A policy that retries twice with a short pause and counts how often it is asked.
+#[derive(Debug)]
+struct TwoRetries(Arc<std::sync::atomic::AtomicU32>);
+
+impl hbase_client::RetryPolicy for TwoRetries {
+    fn next_pause(&self, attempt: u32, _error: &hbase_client::Error) -> Option<Duration> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        (attempt <= 2).then_some(Duration::from_millis(10))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_policy_is_pluggable() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let asked = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let policy = TwoRetries(asked.clone());
+        let client = hbase_it::proxied_client(&proxy, |b| b.retry_policy(policy)).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "policy").await;
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.RegionTooBusyException",
+            false,
+            10,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        eprintln!("custom policy: {err}");
+        assert!(
+            matches!(
+                err,
+                hbase_client::Error::RetriesExhausted { attempts: 3, .. }
+            ),
+            "{err}"
+        );
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
+        // A do-not-retry error never reaches the policy.
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.DoNotRetryIOException",
+            false,
+            1,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DoNotRetry);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
         ctl.clear();
         hbase_it::drop_table(&client, &name).await;
     })
@@ -493,8 +739,9 @@ async fn meta_lookups_run_concurrently_and_coalesce() {
         let before = client.stats();
         let mut gets = Vec::new();
         for i in 0..8 {
-            // Eight rows in eight regions, and eight gets of one row.
-            for row in [format!("r{i}-x"), "r0-same".to_string()] {
+            // Seven rows in seven regions, and eight gets of one row of the eighth.
+            let row = if i < 7 { format!("r{i}-x") } else { "r7-same".to_string() };
+            for row in [row, "r7-same".to_string()] {
                 let t = t.clone();
                 gets.push(tokio::spawn(async move { t.get(Get::new(row)).await }));
             }
@@ -504,7 +751,7 @@ async fn meta_lookups_run_concurrently_and_coalesce() {
         }
         let lookups = client.stats().meta_lookups - before.meta_lookups;
         eprintln!(
-            "16 cold gets over 8 regions: {lookups} meta lookups, at most {} meta scans at once",
+            "16 cold gets over 8 regions (9 of one row): {lookups} meta lookups, at most {} meta scans at once",
             meta.max_outstanding()
         );
         assert!(meta.max_outstanding() >= 2, "meta scans ran one at a time");

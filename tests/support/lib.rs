@@ -117,3 +117,59 @@ pub fn meta_server() -> hbase_client::ServerName {
         .and_then(|s| hbase_client::ServerName::parse_comma_form(s.trim()))
         .unwrap_or_else(|| panic!("no meta server in status:\n{text}"))
 }
+
+/// Tests of this process holding the balancer off, and its state before the first of them.
+static BALANCER_OFF: std::sync::Mutex<(usize, bool)> = std::sync::Mutex::new((0, true));
+
+/// Switches the balancer off for a test, and back on (to what it was before) when the last
+/// test of this process holding it off drops its guard, also when a test fails: other tests
+/// on the same cluster expect it on.
+pub async fn balancer_off(client: &Client) -> BalancerGuard {
+    let was_on = client
+        .admin()
+        .set_balancer_enabled(false)
+        .await
+        .expect("switch the balancer off");
+    let mut held = BALANCER_OFF.lock().unwrap_or_else(|e| e.into_inner());
+    if held.0 == 0 {
+        held.1 = was_on;
+    }
+    held.0 += 1;
+    BalancerGuard {
+        config: client.config().clone(),
+    }
+}
+
+/// Restores the balancer switch on drop; see [`balancer_off`].
+pub struct BalancerGuard {
+    config: ClientConfig,
+}
+
+impl Drop for BalancerGuard {
+    fn drop(&mut self) {
+        let on = {
+            let mut held = BALANCER_OFF.lock().unwrap_or_else(|e| e.into_inner());
+            held.0 -= 1;
+            if held.0 > 0 {
+                return;
+            }
+            held.1
+        };
+        let config = self.config.clone();
+        // Drop cannot await, and may run inside a runtime: restore from a thread of its own.
+        let restored = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime to restore the balancer");
+            rt.block_on(async {
+                let client = Client::connect(config).await?;
+                client.admin().set_balancer_enabled(on).await
+            })
+        })
+        .join();
+        if !matches!(restored, Ok(Ok(_))) {
+            eprintln!("could not restore the balancer switch to {on}: {restored:?}");
+        }
+    }
+}

@@ -74,6 +74,10 @@ pub struct RequestInfo {
     pub call_id: u32,
     /// The method name, e.g. `"Get"`, `"Multi"`, `"Scan"`.
     pub method: String,
+    /// The call's priority from its header (0 when absent).
+    pub priority: u32,
+    /// The call's server-side timeout in milliseconds from its header (0 when absent).
+    pub timeout_ms: u32,
     /// The serialized request message.
     pub param: Bytes,
 }
@@ -1025,10 +1029,13 @@ fn parse_request(body: &[u8]) -> Option<RequestInfo> {
     pos += header_len;
     let mut call_id = None;
     let mut method = None;
+    let (mut priority, mut timeout_ms) = (0, 0);
     for (field, value) in proto_fields(header)? {
         match (field, value) {
             (1, Field::Varint(v)) => call_id = Some(v as u32),
             (3, Field::Bytes(b)) => method = Some(String::from_utf8_lossy(b).into_owned()),
+            (6, Field::Varint(v)) => priority = v as u32,
+            (7, Field::Varint(v)) => timeout_ms = v as u32,
             _ => {}
         }
     }
@@ -1037,6 +1044,8 @@ fn parse_request(body: &[u8]) -> Option<RequestInfo> {
     Some(RequestInfo {
         call_id: call_id?,
         method: method?,
+        priority,
+        timeout_ms,
         param,
     })
 }
