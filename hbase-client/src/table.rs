@@ -444,8 +444,7 @@ fn atomic_outcome(body: ResponseBody, ep: &Endpoint) -> Result<(RowResult, bool)
         .into_iter()
         .next()
         .ok_or_else(|| Error::Protocol("Multi response without a region result".into()))?;
-    let server = ep.server.address();
-    let remote = |pair| Error::from_action_exception(&server, pair);
+    let remote = |pair| Error::from_action_exception(&ep.server().address(), pair);
     if let Some(ex) = rar.exception {
         return Err(remote(ex));
     }

@@ -83,7 +83,8 @@ pub(crate) enum Target<'a> {
 
 /// A resolved target: the server, the region (for data calls) and a connection.
 pub(crate) struct Endpoint {
-    pub(crate) server: ServerName,
+    /// The server, unless it is the region's (`loc`).
+    other_server: Option<ServerName>,
     pub(crate) loc: Option<Location>,
     pub(crate) conn: Arc<RpcConnection>,
     priority: u32,
@@ -108,7 +109,16 @@ impl Endpoint {
         match &self.loc {
             _ if self.to_master => Place::Master,
             Some(loc) => Place::Regions(std::slice::from_ref(loc)),
-            None => Place::Server(&self.server),
+            None => Place::Server(self.server()),
+        }
+    }
+
+    /// The server called.
+    pub(crate) fn server(&self) -> &ServerName {
+        match (&self.other_server, &self.loc) {
+            (Some(s), _) => s,
+            (None, Some(loc)) => &loc.server,
+            (None, None) => unreachable!("an endpoint names its server"),
         }
     }
 }
@@ -218,7 +228,7 @@ impl<'a> Operation<'a> {
     /// An endpoint for data calls on `conn` to `server`, covering several regions.
     pub(crate) fn data_endpoint(&self, server: ServerName, conn: Arc<RpcConnection>) -> Endpoint {
         Endpoint {
-            server,
+            other_server: Some(server),
             loc: None,
             conn,
             priority: self.opts.priority,
@@ -229,14 +239,23 @@ impl<'a> Operation<'a> {
     /// The server, region and connection an attempt at `target` uses.
     pub(crate) async fn resolve(&self, target: Target<'_>) -> Result<Endpoint> {
         let rt = self.rt;
-        let (server, service, loc, priority) = match target {
+        let (other_server, service, loc, priority) = match target {
             Target::Region(table, seek) => {
                 let loc = rt.locator.seek(table, seek, self.deadline()).await?;
-                let server = loc.server.clone();
-                (server, Service::Client, Some(loc), self.opts.priority)
+                (None, Service::Client, Some(loc), self.opts.priority)
             }
-            Target::Master => (rt.master().await?, Service::Master, None, ADMIN_PRIORITY),
-            Target::Server(s) => (s.clone(), Service::Admin, None, ADMIN_PRIORITY),
+            Target::Master => (
+                Some(rt.master().await?),
+                Service::Master,
+                None,
+                ADMIN_PRIORITY,
+            ),
+            Target::Server(s) => (Some(s.clone()), Service::Admin, None, ADMIN_PRIORITY),
+        };
+        let server = match (&other_server, &loc) {
+            (Some(s), _) => s,
+            (None, Some(loc)) => &loc.server,
+            (None, None) => unreachable!("a target names a server"),
         };
         if self.idempotency == Idempotency::Nonce {
             let moved = self
@@ -251,9 +270,9 @@ impl<'a> Operation<'a> {
             }
         }
         let to_master = matches!(target, Target::Master);
-        match rt.pool.get(&server, service, self.deadline()).await {
+        match rt.pool.get(server, service, self.deadline()).await {
             Ok(conn) => Ok(Endpoint {
-                server,
+                other_server,
                 loc,
                 conn,
                 priority,
@@ -263,7 +282,7 @@ impl<'a> Operation<'a> {
                 let place = if to_master {
                     Place::Master
                 } else {
-                    Place::Server(&server)
+                    Place::Server(server)
                 };
                 self.observe(&e, place, Delivery::NotSent);
                 Err(e)
@@ -284,7 +303,7 @@ impl<'a> Operation<'a> {
             .await
             .map_err(|failed| {
                 if failed.delivery == Delivery::Unknown {
-                    self.note_unanswered(&ep.server, &failed.error);
+                    self.note_unanswered(ep.server(), &failed.error);
                 }
                 failed.error
             })

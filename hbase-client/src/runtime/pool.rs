@@ -52,10 +52,14 @@ impl Slot {
     }
 }
 
+/// The slots of one host, by port and service (a short list; looked up without building an
+/// address string, which would cost more than the rest of the lookup).
+type HostSlots = Vec<(u16, Service, Arc<Slot>)>;
+
 pub(crate) struct ConnectionPool {
     config: Arc<ClientConfig>,
     stats: Arc<Stats>,
-    slots: Mutex<HashMap<(String, Service), Arc<Slot>>>,
+    slots: Mutex<HashMap<String, HostSlots>>,
 }
 
 impl ConnectionPool {
@@ -73,15 +77,23 @@ impl ConnectionPool {
 
     fn slot(&self, server: &ServerName, service: Service) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let found = slots.get(server.host.as_str()).and_then(|host| {
+            host.iter()
+                .find(|(port, s, _)| *port == server.port && *s == service)
+                .map(|(.., slot)| slot.clone())
+        });
+        if let Some(slot) = found {
+            return slot;
+        }
+        let slot = Arc::new(Slot {
+            state: Mutex::default(),
+            in_flight: Arc::new(Semaphore::new(self.config.max_in_flight_per_server)),
+        });
         slots
-            .entry((server.address(), service))
-            .or_insert_with(|| {
-                Arc::new(Slot {
-                    state: Mutex::default(),
-                    in_flight: Arc::new(Semaphore::new(self.config.max_in_flight_per_server)),
-                })
-            })
-            .clone()
+            .entry(server.host.clone())
+            .or_default()
+            .push((server.port, service, slot.clone()));
+        slot
     }
 
     /// The open connection to `server` for `service`, connecting if there is none; gives up
@@ -93,7 +105,6 @@ impl ConnectionPool {
         deadline: Instant,
     ) -> Result<Arc<RpcConnection>> {
         let slot = self.slot(server, service);
-        let addr = server.address();
         let mut attempt = {
             let mut st = slot.lock();
             if let Some(conn) = st.current.as_ref().filter(|c| c.is_open()) {
@@ -103,7 +114,7 @@ impl ConnectionPool {
                 (Some(rx), _) => rx.clone(),
                 (None, Some((until, reason))) if Instant::now() < *until => {
                     return Err(Error::RecentlyFailed {
-                        addr,
+                        addr: server.address(),
                         reason: reason.clone(),
                     })
                 }
@@ -123,11 +134,11 @@ impl ConnectionPool {
                 Err(e) => Err(e.duplicate()),
             },
             Ok(Err(_)) => Err(Error::ConnectionClosed {
-                addr,
+                addr: server.address(),
                 reason: "the connect attempt was abandoned".into(),
             }),
             Err(_) => Err(Error::Timeout {
-                what: format!("waiting for a connection to {addr}"),
+                what: format!("waiting for a connection to {}", server.address()),
                 after: self.config.connect_timeout,
             }),
         };
@@ -179,12 +190,12 @@ impl ConnectionPool {
 
     /// Number of open connections (for tests and stats).
     pub(crate) fn open_connections(&self) -> usize {
-        let slots: Vec<_> = self
+        let slots: Vec<Arc<Slot>> = self
             .slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .cloned()
+            .flat_map(|host| host.iter().map(|(.., slot)| slot.clone()))
             .collect();
         slots.iter().filter(|s| s.open().is_some()).count()
     }
