@@ -1,6 +1,7 @@
 //! Shared setup for the integration tests in `tests/`. They run against the real HBase started by
 //! `scripts/hbase-local start`; `HBASE_ZK` overrides its ZooKeeper address.
 
+pub mod browser;
 pub mod proxy;
 
 use std::time::{SystemTime, UNIX_EPOCH};
