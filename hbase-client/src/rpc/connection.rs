@@ -246,13 +246,14 @@ impl Shared {
             return None;
         }
         ServerCounters::add(&self.counters.read_timeouts, 1);
-        Some(Error::ConnectionClosed {
-            addr: self.addr.clone(),
-            reason: format!(
-                "nothing read for {:?} with {} calls outstanding (read timeout)",
-                self.read_timeout,
+        // A timeout (no answer came in time), which closes the connection.
+        Some(Error::Timeout {
+            what: format!(
+                "reading from {} with {} calls outstanding (the read timeout: the connection is closed)",
+                self.addr,
                 p.calls.len()
             ),
+            after: self.read_timeout,
         })
     }
 }
