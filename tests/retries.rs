@@ -351,8 +351,9 @@ async fn call_timeout_keeps_the_connection_and_the_servers_other_regions() {
         let name = hbase_it::unique_table("timeout_keeps");
         hbase_it::create_table(&client, &name, &["m"]).await;
         let t = client.table(&name.to_string()).unwrap();
-        // Both regions on one server.
+        // Both regions on one server (where the balancer leaves them).
         let admin = client.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
         let server = server_of(&client, &name, "a").await;
         let other = admin.region_for_row(&name, b"z").await.unwrap();
         admin
@@ -380,6 +381,7 @@ async fn call_timeout_keeps_the_connection_and_the_servers_other_regions() {
             lookups <= 1,
             "{lookups} meta lookups: the server's other region was dropped"
         );
+        balancer.release().await;
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
@@ -457,7 +459,8 @@ async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline(
         hbase_it::create_table(&client, &name, &[]).await;
         let admin = client.admin();
         // The table's region on a server that does not hold meta.
-        let meta = hbase_it::meta_server();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let meta = admin.meta_server().await.unwrap();
         let victim: ServerName = admin
             .region_servers()
             .await
@@ -528,6 +531,7 @@ async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline(
         assert_eq!(after.connects, failed.connects, "a failed server was connected to again");
         assert!(client.stats().meta_lookups > lookups, "the region was not looked up again");
         ctl.clear();
+        balancer.release().await;
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
@@ -730,7 +734,8 @@ async fn meta_lookups_run_concurrently_and_coalesce() {
 
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| b.meta_prefetch(1)).await;
-        let meta = proxy.control(&hbase_it::meta_server().address());
+        let meta_server = setup.admin().meta_server().await.unwrap();
+        let meta = proxy.control(&meta_server.address());
         // Every meta answer takes a while, so lookups that can overlap do.
         meta.set_request_delay(Duration::from_millis(300));
         meta.count_outstanding(|r| r.method == "Scan");

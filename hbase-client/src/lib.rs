@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+mod address_map;
 pub mod admin;
 mod cell;
 mod client;
@@ -34,6 +35,7 @@ mod table;
 #[doc(hidden)]
 pub mod znode;
 
+pub use address_map::AddressMap;
 pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use client::Client;

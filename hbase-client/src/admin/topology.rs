@@ -60,6 +60,12 @@ impl Admin {
         self.rt.zk.region_servers().await
     }
 
+    /// The region server hosting `hbase:meta`, as ZooKeeper's `meta-region-server` names it
+    /// (read anew on every call).
+    pub async fn meta_server(&self) -> Result<ServerName> {
+        self.rt.zk.meta_server().await
+    }
+
     /// The active master, as ZooKeeper's `/hbase/master` names it (read anew on every call, so
     /// a master failover is followed).
     pub async fn master(&self) -> Result<ServerName> {
