@@ -138,20 +138,15 @@ struct RegionScan<'s> {
 impl Attempt for RegionScan<'_> {
     type Output = Option<Delivery>;
 
-    fn attempt(
-        &mut self,
-        op: &Operation<'_>,
-    ) -> impl std::future::Future<Output = Result<Option<Delivery>>> + Send {
-        async move {
-            let scanned = self.scanner.scan_region(op, self.tx).await;
-            if scanned.is_err() {
-                // The next attempt reopens after the last complete row delivered, so the cells
-                // of a row still incomplete come again. (A row left incomplete when its region
-                // ends stays: the next region's first row completes it.)
-                self.scanner.partial = None;
-            }
-            scanned
+    async fn attempt(&mut self, op: &Operation<'_>) -> Result<Option<Delivery>> {
+        let scanned = self.scanner.scan_region(op, self.tx).await;
+        if scanned.is_err() {
+            // The next attempt reopens after the last complete row delivered, so the cells of
+            // a row still incomplete come again. (A row left incomplete when its region ends
+            // stays: the next region's first row completes it.)
+            self.scanner.partial = None;
         }
+        scanned
     }
 }
 
