@@ -2,6 +2,7 @@
 //! `scripts/hbase-local start`; `HBASE_ZK` overrides its ZooKeeper address.
 
 pub mod proxy;
+pub mod ycsb_java;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -462,7 +462,10 @@ pub fn block_lines(
     let mut v = vec![
         line("Operations".into(), Value::Int(h.len() as i64)),
         line("AverageLatency(us)".into(), Value::Float(java_mean(h))),
-        line("MinLatency(us)".into(), Value::Int(h.min() as i64)),
+        line(
+            "MinLatency(us)".into(),
+            Value::Int(crate::series::java_min(h)),
+        ),
         line("MaxLatency(us)".into(), Value::Int(h.max() as i64)),
     ];
     for &p in percentiles {
@@ -550,18 +553,17 @@ impl Exporter {
     pub fn render(self, lines: &[ReportLine]) -> String {
         match self {
             Exporter::Text => render_text(lines),
+            // As Jackson's pretty printer writes them: no newline at the end.
             Exporter::Json => {
                 let objs: Vec<String> = lines.iter().map(json_object).collect();
-                let mut s = objs.join(" ");
-                s.push('\n');
-                s
+                objs.join(" ")
             }
             Exporter::JsonArray => {
                 let objs: Vec<String> = lines.iter().map(json_object).collect();
                 if objs.is_empty() {
-                    "[ ]\n".into()
+                    "[ ]".into()
                 } else {
-                    format!("[ {} ]\n", objs.join(", "))
+                    format!("[ {} ]", objs.join(", "))
                 }
             }
         }
@@ -598,11 +600,15 @@ fn json_string(s: &str) -> String {
 }
 
 fn json_object(l: &ReportLine) -> String {
+    // Jackson writes the non-finite doubles as strings ("NaN", "Infinity").
+    let value = match l.value {
+        Value::Float(f) if !f.is_finite() => json_string(&java_double(f)),
+        v => v.render(),
+    };
     format!(
-        "{{\n  \"metric\" : {},\n  \"measurement\" : {},\n  \"value\" : {}\n}}",
+        "{{\n  \"metric\" : {},\n  \"measurement\" : {},\n  \"value\" : {value}\n}}",
         json_string(&l.metric),
         json_string(&l.measurement),
-        l.value.render()
     )
 }
 

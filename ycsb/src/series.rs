@@ -24,6 +24,16 @@ use crate::measurements::{java_mean, ordinal, value_at_percentile, MeasurementCo
 use crate::measurements::{MeasurementType, ReportLine, Value};
 use crate::util::{decimal_2, java_format_2f};
 
+/// HdrHistogram's `getMinValue` as YCSB's version (2.1.4) returns it: `Long.MAX_VALUE` for an
+/// empty histogram.
+pub fn java_min(h: &Histogram<u64>) -> i64 {
+    if h.is_empty() {
+        i64::MAX
+    } else {
+        h.min() as i64
+    }
+}
+
 fn new_histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits is valid")
 }
@@ -116,7 +126,7 @@ impl HdrSeries {
             "[{name}: Count={}, Max={}, Min={}, Avg={}, 90={}, 99={}, 99.9={}, 99.99={}]",
             h.len(),
             h.max(),
-            h.min(),
+            java_min(&h),
             decimal_2(java_mean(&h)),
             value_at_percentile(&h, 90.0),
             value_at_percentile(&h, 99.0),
@@ -489,7 +499,7 @@ impl Series {
                     "AverageLatency(us)",
                     Value::Float(java_mean(&h)),
                 ));
-                out.push(line(name, "MinLatency(us)", Value::Int(h.min() as i64)));
+                out.push(line(name, "MinLatency(us)", Value::Int(java_min(&h))));
                 out.push(line(name, "MaxLatency(us)", Value::Int(h.max() as i64)));
                 for &p in &config.percentiles {
                     out.push(line(

@@ -12,6 +12,8 @@
  *   tlr SEED N                 raw nextLong/nextInt/nextDouble draws after seeding
  *   keys                       stdin "zeropadding insertorder keynum" -> CoreWorkload.buildKeyName
  *   values N ARGS              N doInsert calls with a capturing DB: "key field value" lines
+ *   fnv X...                   Utils.fnvhash64
+ *   constants                  ScrambledZipfianGenerator's and ZipfianGenerator's constants
  *   zeta ST N THETA INIT       ZipfianGenerator.zetastatic
  *   gen SEED N KIND ARGS       N draws of one generator after seeding
  *   ops SEED N ARGS            N doTransaction calls with a capturing DB: one line per DB call
@@ -80,6 +82,16 @@ public final class YcsbOracle {
       break;
     case "values":
       values(out, Integer.parseInt(args[1]), props(args, 2));
+      break;
+    case "fnv":
+      for (int i = 1; i < args.length; i++) {
+        out.println(site.ycsb.Utils.fnvhash64(Long.parseLong(args[i])));
+      }
+      break;
+    case "constants":
+      out.println("ZETAN " + Double.doubleToRawLongBits(ScrambledZipfianGenerator.ZETAN));
+      out.println("ITEM_COUNT " + ScrambledZipfianGenerator.ITEM_COUNT);
+      out.println("ZIPFIAN_CONSTANT " + Double.doubleToRawLongBits(ZipfianGenerator.ZIPFIAN_CONSTANT));
       break;
     case "zeta":
       double z = OracleAccess.zeta(Long.parseLong(args[1]), Long.parseLong(args[2]),
@@ -314,7 +326,7 @@ public final class YcsbOracle {
           Double.parseDouble(a[i + 1]));
       out.println("tid " + seedThread(seed));
       for (int k = 0; k < n; k++) {
-        out.println(Double.doubleToRawLongBits(g.nextValue()));
+        out.println(g.nextValue().intValue());
       }
       break;
     }
@@ -513,10 +525,8 @@ public final class YcsbOracle {
     exp.invoke(null, q, opcount, runtime);
     String text = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
     Files.delete(file);
-    if (!text.endsWith("\n")) {
-      text += "\n";
-    }
-    return text;
+    // The end of the file, exactly: whether the exporter ends with a newline.
+    return text + "<EOF>\n";
   }
 
 }
