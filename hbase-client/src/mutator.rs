@@ -29,21 +29,11 @@ use crate::region::TableName;
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
 
 /// Settings of a [`BufferedMutator`].
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct MutatorConfig {
     write_buffer_size: Option<usize>,
     periodic_flush: Option<Duration>,
     listener: Option<FailureListener>,
-}
-
-impl Default for MutatorConfig {
-    fn default() -> Self {
-        MutatorConfig {
-            write_buffer_size: None,
-            periodic_flush: None,
-            listener: None,
-        }
-    }
 }
 
 impl std::fmt::Debug for MutatorConfig {

@@ -15,6 +15,17 @@ pub fn zk() -> String {
     std::env::var("HBASE_ZK").unwrap_or_else(|_| "127.0.0.1:2181".into())
 }
 
+/// The configuration directory `scripts/hbase-local` writes for the running cluster (its
+/// `hbase-site.xml`): `$HBASE_LOCAL_DIR/run/conf`, by default `target/hbase-local/run/conf`.
+pub fn hbase_conf_dir() -> std::path::PathBuf {
+    let base = std::env::var_os("HBASE_LOCAL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/hbase-local")
+        });
+    base.join("run/conf")
+}
+
 /// A client with test-friendly timeouts.
 pub async fn client() -> Client {
     let config = ClientConfig::builder(zk()).build().expect("config");

@@ -184,9 +184,8 @@ pub fn hash_set_capacity(n: usize) -> usize {
 pub fn properties_order(hashes: &[i32]) -> Vec<usize> {
     let mut table: Vec<Vec<usize>> = vec![Vec::new(); 11];
     let mut threshold = 8usize;
-    let mut count = 0usize;
     let index = |h: i32, len: usize| ((h & 0x7fff_ffff) as usize) % len;
-    for k in concurrent_hash_map_order(hashes) {
+    for (count, k) in concurrent_hash_map_order(hashes).into_iter().enumerate() {
         if count >= threshold {
             let old = std::mem::take(&mut table);
             let len = old.len() * 2 + 1;
@@ -200,7 +199,6 @@ pub fn properties_order(hashes: &[i32]) -> Vec<usize> {
         }
         let len = table.len();
         table[index(hashes[k], len)].insert(0, k);
-        count += 1;
     }
     table.into_iter().rev().flatten().collect()
 }

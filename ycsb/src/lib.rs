@@ -316,13 +316,50 @@ fn write_file(what: &str, path: &str, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::Io(format!("cannot write {what} {path:?}: {e}")))
 }
 
-async fn run_phase(
+/// A load or run, checked: every property parsed and within its range, the workload built,
+/// nothing connected, nothing written.
+struct Prepared {
+    p: Properties,
+    threads: i64,
+    target: f64,
+    opcount: i64,
+    exporter: Exporter,
+    export_file: Option<String>,
+    status_interval: i64,
+    max_exec: i64,
+    warmup: i64,
+    artifacts: Option<String>,
+    file_output: bool,
+    hdr_path: String,
+    status: bool,
+    label: String,
+    seed: Option<u64>,
+    create: bool,
+    presplit: i64,
+    measurements: Arc<Measurements>,
+    workload: Arc<CoreWorkload>,
+    binding: Binding,
+    conf_dirs: Vec<String>,
+    family: Option<String>,
+    basic: Option<BasicDb>,
+}
+
+/// Checks a command line without running anything: for `load` and `run`, every property and
+/// file, as the run would before connecting. Other commands only parse.
+pub fn check_command_line(args: &[String]) -> Result<(), Error> {
+    let inv = cli::parse(args)?;
+    match inv.command {
+        Command::Load(c) => prepare(&c, &inv.cli_props, false).map(|_| ()),
+        Command::Run(c) => prepare(&c, &inv.cli_props, true).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+fn prepare(
     c: &CommonArgs,
     cli_props: &[(String, String)],
     transactions: bool,
-    argv: &[String],
-) -> Result<Outcome, Error> {
-    note_jvm_args(c);
+) -> Result<Prepared, Error> {
     let mut p = build_properties(&c.files, cli_props)?;
     // As YCSB's -load / -t set it: BasicDB prints it among the properties.
     p.set(
@@ -357,10 +394,6 @@ async fn run_phase(
     let warmup = p.i64_in("warmuptime", 0, 0, int_max)?;
     // artifacts.dir=DIR keeps what `ycsb merge` needs: the interval logs and the text report.
     let artifacts = p.get("artifacts.dir").map(|d| d.trim().to_string());
-    if let Some(dir) = &artifacts {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
-    }
     let file_output = artifacts.is_some() || p.bool_or("hdrhistogram.fileoutput", false);
     mconfig.hdr_log = file_output;
     let hdr_path = match &artifacts {
@@ -397,6 +430,69 @@ async fn run_phase(
         Binding::Basic => Some(BasicDb::new(&p)?),
         _ => None,
     };
+    Ok(Prepared {
+        p,
+        threads,
+        target,
+        opcount,
+        exporter,
+        export_file,
+        status_interval,
+        max_exec,
+        warmup,
+        artifacts,
+        file_output,
+        hdr_path,
+        status,
+        label,
+        seed,
+        create,
+        presplit,
+        measurements,
+        workload,
+        binding,
+        conf_dirs,
+        family,
+        basic,
+    })
+}
+
+async fn run_phase(
+    c: &CommonArgs,
+    cli_props: &[(String, String)],
+    transactions: bool,
+    argv: &[String],
+) -> Result<Outcome, Error> {
+    note_jvm_args(c);
+    let Prepared {
+        p,
+        threads,
+        target,
+        opcount,
+        exporter,
+        export_file,
+        status_interval,
+        max_exec,
+        warmup,
+        artifacts,
+        file_output,
+        hdr_path,
+        status,
+        label,
+        seed,
+        create,
+        presplit,
+        measurements,
+        workload,
+        binding,
+        conf_dirs,
+        family,
+        basic,
+    } = prepare(c, cli_props, transactions)?;
+    if let Some(dir) = &artifacts {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
+    }
     eprintln!("YCSB Client (ycsb-rs {})", env!("CARGO_PKG_VERSION"));
     eprintln!("Command line: {}", argv.join(" "));
     if let Some(cf) = &family {

@@ -230,11 +230,14 @@ pub struct ReportLine {
     pub value: Value,
 }
 
+/// The series by key, and the keys in insertion order.
+type SeriesMap = (HashMap<String, Arc<Series>>, Vec<(String, Arc<Series>)>);
+
 /// Measurements keyed by operation, remembered in insertion order; reported in the order
 /// YCSB's `ConcurrentHashMap` iterates the same keys.
 #[derive(Debug, Default)]
 struct Registry {
-    inner: RwLock<(HashMap<String, Arc<Series>>, Vec<(String, Arc<Series>)>)>,
+    inner: RwLock<SeriesMap>,
 }
 
 impl Registry {

@@ -234,12 +234,13 @@ impl CoreWorkload {
         if record_count == 0 {
             record_count = int_max;
         }
-        let insert_start = p.i64_in("insertstart", 0, 0, int_max)?;
+        // insertstart beyond recordcount leaves no keys (and a negative default insertcount).
+        let insert_start = p.i64_in("insertstart", 0, 0, record_count)?;
         let insert_count = p.i64_in("insertcount", record_count - insert_start, 0, int_max)?;
         if record_count < insert_start + insert_count {
             return Err(Error::Config(format!(
-                "recordcount ({record_count}) must be at least insertstart + insertcount ({})",
-                insert_start + insert_count
+                "insertstart ({insert_start}) + insertcount ({insert_count}) is beyond recordcount ({record_count}) (accepted: insertcount 0 to {})",
+                record_count - insert_start
             )));
         }
         let zero_padding = p.i64_in("zeropadding", 1, 0, MAX_ZERO_PADDING)? as usize;
@@ -252,9 +253,11 @@ impl CoreWorkload {
         }
         // The run phase's key choosers need a non-empty key range.
         if insert_count == 0 && p.get_or("requestdistribution", "uniform").trim() != "latest" {
-            return Err(Error::Config(
-                "insertcount=0 leaves no keys to read or update (accepted: 1 to 2147483647)".into(),
-            ));
+            return Err(Error::Config(format!(
+                "insertcount=0 (with insertstart={insert_start}, recordcount={record_count}) leaves no keys to read or update (accepted: insertcount 1 to {}, insertstart 0 to {})",
+                record_count - insert_start,
+                record_count - 1
+            )));
         }
 
         let transaction_insert_keys = Arc::new(AcknowledgedCounter::new(record_count));
@@ -308,7 +311,12 @@ impl CoreWorkload {
             }
         };
         let min_scan = p.i64_in("minscanlength", 1, 1, int_max)?;
-        let max_scan = p.i64_in("maxscanlength", 1000, min_scan, int_max)?;
+        let max_scan = p.i64_in("maxscanlength", 1000, 1, int_max)?;
+        if max_scan < min_scan {
+            return Err(Error::Config(format!(
+                "minscanlength ({min_scan}) is above maxscanlength ({max_scan}) (accepted: minscanlength 1 to maxscanlength)"
+            )));
+        }
         let scan_length = match p.get_or("scanlengthdistribution", "uniform").trim() {
             "uniform" => ScanLength::Uniform(UniformLong::new(min_scan, max_scan)),
             "zipfian" => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan, ZIPFIAN_CONSTANT)),
