@@ -7,10 +7,13 @@
 //!
 //! Here the coarse part of a wait (all but the last 2 ms) stays on tokio's timer; the rest is
 //! handed to one pacer thread that keeps every pending deadline in a heap, sleeps on a condition
-//! variable with its timer slack set to 1 ns (Linux), and wakes each task a little ahead of its
-//! deadline (`EARLY`). The task then yields to the other tasks of its worker until the deadline
-//! passes, so the last stretch costs no thread wake-up. One thread serves every client task, so
-//! 10,000 paced tasks cost one sleeping thread, not 10,000 spinning ones.
+//! variable with its timer slack set to 1 ns (Linux), and wakes each task at its deadline, or a
+//! little ahead of it ([`SPIN_AHEAD`]) when the caller can afford to spin: the task then yields
+//! to the other tasks of its worker until the deadline passes, so the last stretch costs no
+//! thread wake-up. Spinning costs CPU in proportion to the rate (60 µs per operation), so the
+//! runner spins only at low total rates ([`spin_ahead_for`]); at high rates the workers are
+//! busy anyway and a wake-up is a queue push. One thread serves every client task, so 10,000
+//! paced tasks cost one sleeping thread, not 10,000 spinning ones.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
@@ -23,8 +26,18 @@ use std::time::{Duration, Instant};
 
 /// The part of a wait left to tokio's (millisecond) timer.
 const COARSE_MARGIN: Duration = Duration::from_millis(2);
-/// Tasks are woken this long before their deadline, and yield until it passes.
-const EARLY: Duration = Duration::from_micros(60);
+/// How long before its deadline a spinning wait is woken, to yield until the deadline passes.
+pub const SPIN_AHEAD: Duration = Duration::from_micros(60);
+
+/// The spin-ahead for a run paced at `ops_per_sec` in total: [`SPIN_AHEAD`] while spinning
+/// costs at most 10% of a core (up to about 1,660 operations per second), else none.
+pub fn spin_ahead_for(ops_per_sec: f64) -> Duration {
+    if ops_per_sec * SPIN_AHEAD.as_secs_f64() <= 0.1 {
+        SPIN_AHEAD
+    } else {
+        Duration::ZERO
+    }
+}
 
 struct Entry {
     deadline: Instant,
@@ -135,6 +148,7 @@ fn fine_timer_slack() {}
 
 struct PreciseWait {
     entry: Option<Arc<Entry>>,
+    /// When to be woken (the deadline, less the spin-ahead).
     deadline: Instant,
 }
 
@@ -142,7 +156,7 @@ impl Future for PreciseWait {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if Instant::now() + EARLY >= self.deadline {
+        if Instant::now() >= self.deadline {
             return Poll::Ready(());
         }
         match &self.entry {
@@ -159,7 +173,7 @@ impl Future for PreciseWait {
             None => {
                 let p = pacer();
                 let entry = Arc::new(Entry {
-                    deadline: self.deadline - EARLY,
+                    deadline: self.deadline,
                     seq: p.seq.fetch_add(1, Ordering::Relaxed),
                     fired: AtomicBool::new(false),
                     waker: Mutex::new(Some(cx.waker().clone())),
@@ -172,8 +186,9 @@ impl Future for PreciseWait {
     }
 }
 
-/// Waits until `deadline`, waking within microseconds of it (never before).
-pub async fn sleep_until(deadline: Instant) {
+/// Waits until `deadline`, waking within microseconds of it (never before), spinning for the
+/// last `spin_ahead` (see [`spin_ahead_for`]).
+pub async fn sleep_until(deadline: Instant, spin_ahead: Duration) {
     let now = Instant::now();
     if deadline <= now {
         return;
@@ -183,7 +198,7 @@ pub async fn sleep_until(deadline: Instant) {
     }
     PreciseWait {
         entry: None,
-        deadline,
+        deadline: deadline.checked_sub(spin_ahead).unwrap_or(deadline),
     }
     .await;
     while Instant::now() < deadline {
@@ -201,7 +216,12 @@ mod tests {
         for i in 0..200u64 {
             tasks.push(tokio::spawn(async move {
                 let deadline = Instant::now() + Duration::from_micros(50 + (i * 37) % 5000);
-                sleep_until(deadline).await;
+                let spin = if i % 2 == 0 {
+                    SPIN_AHEAD
+                } else {
+                    Duration::ZERO
+                };
+                sleep_until(deadline, spin).await;
                 Instant::now() >= deadline
             }));
         }
@@ -209,6 +229,6 @@ mod tests {
             assert!(t.await.unwrap());
         }
         // A deadline in the past returns at once.
-        sleep_until(Instant::now() - Duration::from_secs(1)).await;
+        sleep_until(Instant::now() - Duration::from_secs(1), SPIN_AHEAD).await;
     }
 }

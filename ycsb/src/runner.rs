@@ -181,6 +181,7 @@ pub async fn run<D: Db>(
         0
     };
     let jitter = cfg.target > 0.0 && cfg.target / threads as f64 / 1000.0 <= 1.0;
+    let spin_ahead = pacer::spin_ahead_for(cfg.target);
 
     let start = cfg.started;
     let warmup_end = cfg.warmup.map(|w| Instant::now() + w);
@@ -275,7 +276,7 @@ pub async fn run<D: Db>(
             let mut st = w.init_task(seed, id as u64);
             if jitter && tick_ns > 0 {
                 let delay = rand::rng().random_range(0..tick_ns);
-                pacer::sleep_until(Instant::now() + Duration::from_nanos(delay)).await;
+                pacer::sleep_until(Instant::now() + Duration::from_nanos(delay), spin_ahead).await;
             }
             let task_start = Instant::now();
             let mut done_ops = 0u64;
@@ -298,7 +299,7 @@ pub async fn run<D: Db>(
                 }
                 if tick_ns > 0 {
                     let deadline = task_start + Duration::from_nanos(done_ops * tick_ns);
-                    pacer::sleep_until(deadline).await;
+                    pacer::sleep_until(deadline, spin_ahead).await;
                     st.intended_start = Some(deadline);
                 }
             }
