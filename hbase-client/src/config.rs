@@ -179,8 +179,8 @@ impl ClientConfig {
 
 /// Default [`ClientConfig::write_buffer_size`]: 2 MiB, as HBase's `hbase.client.write.buffer`.
 pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 2 * 1024 * 1024;
-/// Default [`ClientConfig::write_buffer_limit`]: 512 MiB for all mutators of one client.
-pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 512 * 1024 * 1024;
+/// Default [`ClientConfig::write_buffer_limit`]: 256 MiB for all mutators of one client.
+pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
 /// Default [`ClientConfig::scanner_caching`]: 1000 rows per RPC (bounded by the result size).
 pub const DEFAULT_SCANNER_CACHING: u32 = 1000;
 /// Default [`ClientConfig::scanner_max_result_size`]: 2 MiB, as HBase's.
@@ -275,7 +275,7 @@ impl ClientConfigBuilder {
     }
 
     /// The most bytes all [`BufferedMutator`](crate::BufferedMutator)s of one client may hold
-    /// together, buffered or in flight (default 512 MiB). A mutation that would pass it waits
+    /// together, buffered or in flight (default 256 MiB). A mutation that would pass it waits
     /// until acknowledged (or failed) batches release room; idle buffers are flushed so the
     /// wait always ends. Nothing is dropped. A single mutation larger than the limit is let
     /// through when nothing else is held.

@@ -4,7 +4,7 @@
 //! Write accounting, by default as YCSB's: with `clientbuffering`, every client thread has its
 //! own BufferedMutator (`writebuffersize`, 12 MiB), run-phase inserts are buffered too, and each
 //! thread's final mutator close is timed as one `UPDATE` sample (and as `CLEANUP`). All the
-//! threads' buffers of one client share one memory bound (`writebufferlimit`, 512 MiB): past
+//! threads' buffers of one client share one memory bound (`writebufferlimit`, 256 MiB): past
 //! it, writers wait for buffers to drain, never drop data. `sharedwritebuffer=true` instead
 //! keeps one buffer for all threads, writes run-phase inserts at once, and times the single
 //! final flush in its own `[FLUSH]` block.
@@ -29,7 +29,7 @@ use crate::Error;
 pub const DEFAULT_WRITE_BUFFER: i64 = 12 * 1024 * 1024;
 /// Default `writebufferlimit`: the total of all threads' write buffers (buffered and in
 /// flight) one client may hold.
-pub const DEFAULT_WRITE_BUFFER_LIMIT: i64 = 512 * 1024 * 1024;
+pub const DEFAULT_WRITE_BUFFER_LIMIT: i64 = hbase_client::DEFAULT_WRITE_BUFFER_LIMIT as i64;
 /// The column family used when `columnfamily` is not set (the one YCSB's HBase README creates).
 pub const DEFAULT_COLUMN_FAMILY: &str = "family";
 
