@@ -8,10 +8,11 @@ use hbase_client::{Client, ClientConfig, Error, Get, HbaseSite, Put};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connects_with_the_local_clusters_hbase_site() {
-    let conf = hbase_it::hbase_conf_dir();
+    // scripts/hbase-local's own file (or, against an external cluster, one naming it).
+    let conf = hbase_it::hbase_site_dir();
     let config = ClientConfig::from_hbase_site(&conf).unwrap();
     assert_eq!(config.zk_quorum(), hbase_it::zk());
-    let client = Client::connect(config).await.unwrap();
+    let client = Client::connect(with_map(config)).await.unwrap();
     let name = hbase_it::unique_table("site_conf");
     hbase_it::create_table(&client, &name, &[]).await;
     let t = client.table(&name.to_string()).unwrap();
@@ -27,6 +28,22 @@ async fn connects_with_the_local_clusters_hbase_site() {
     assert_eq!(config.retries(), 3);
     assert_eq!(config.write_buffer_size(), 65536);
     hbase_it::drop_table(&client, &name).await;
+}
+
+/// The config with `HBASE_ADDRESS_MAP`'s mapper, when one is set (an external cluster).
+fn with_map(config: ClientConfig) -> ClientConfig {
+    let map = hbase_it::address_map();
+    if map.is_empty() {
+        return config;
+    }
+    let mut site = HbaseSite::default();
+    site.set("hbase.zookeeper.quorum", config.zk_quorum());
+    site.set("zookeeper.znode.parent", config.znode_parent());
+    site.to_builder()
+        .unwrap()
+        .address_mapper(map.clone().into_mapper())
+        .build()
+        .unwrap()
 }
 
 fn host_port() -> (String, String) {
@@ -68,7 +85,7 @@ async fn the_znode_parent_is_where_zookeeper_is_read() {
     site.set("zookeeper.znode.parent", "/");
     let config = site.to_builder().unwrap().build().unwrap();
     assert_eq!(config.zk_quorum(), format!("{host}:{port}/hbase"));
-    let client = Client::connect(config).await.unwrap();
+    let client = Client::connect(with_map(config)).await.unwrap();
     // The master and meta locations were read under the chroot.
     client.admin().list_tables(None, None).await.unwrap();
 }

@@ -89,8 +89,8 @@ async fn setup(
     let client = hbase_it::client().await;
     let name = hbase_it::unique_table(prefix);
     let common = format!(
-        "--zk {} -p table={name} -p columnfamily=family",
-        hbase_it::zk()
+        "{} -p table={name} -p columnfamily=family",
+        hbase_it::ycsb_cluster_args()
     );
     let out = ycsb(&format!("create-table --regions {regions} {common}")).await;
     assert!(out.contains("created table"), "{out}");
@@ -277,8 +277,8 @@ async fn two_thousand_threads() {
 async fn missing_table_and_family_are_clear_errors() {
     let name = hbase_it::unique_table("ycsb_missing");
     let line = format!(
-        "load --zk {} -P workloada -p table={name} -p columnfamily=family",
-        hbase_it::zk()
+        "load {} -P workloada -p table={name} -p columnfamily=family",
+        hbase_it::ycsb_cluster_args()
     );
     let err = ycsb::execute(&args(&line)).await.unwrap_err().to_string();
     assert!(
@@ -300,8 +300,8 @@ async fn missing_table_and_family_are_clear_errors() {
     // -p createtable=true creates a pre-split table on load.
     let fresh = hbase_it::unique_table("ycsb_ct");
     let report = ycsb(&format!(
-        "load --zk {} -P workloada -p table={fresh} -p columnfamily=family -p createtable=true -p presplit=4 -p recordcount=100",
-        hbase_it::zk()
+        "load {} -P workloada -p table={fresh} -p columnfamily=family -p createtable=true -p presplit=4 -p recordcount=100",
+        hbase_it::ycsb_cluster_args()
     ))
     .await;
     assert_eq!(count(&report, "INSERT", "Return=OK"), 100);
@@ -315,10 +315,10 @@ async fn missing_table_and_family_are_clear_errors() {
 async fn the_missions_command_line_works_as_written() {
     // `ycsb run --zk zk1:2181 -P workloadd`: no columnfamily, the default `family`.
     let (client, name, _) = setup("ycsb_default_cf", 2).await;
-    let zk = hbase_it::zk();
-    let load = ycsb(&format!("load --zk {zk} -P workloadd -p table={name}")).await;
+    let cluster = hbase_it::ycsb_cluster_args();
+    let load = ycsb(&format!("load {cluster} -P workloadd -p table={name}")).await;
     assert_eq!(count(&load, "INSERT", "Return=OK"), 1000);
-    let report = ycsb(&format!("run --zk {zk} -P workloadd -p table={name}")).await;
+    let report = ycsb(&format!("run {cluster} -P workloadd -p table={name}")).await;
     assert_no_failures(&report);
     assert_eq!(returns(&report, "READ") + returns(&report, "INSERT"), 1000);
     hbase_it::drop_table(&client, &name).await;
@@ -329,16 +329,17 @@ async fn stock_hbase_command_lines() {
     // bin/ycsb run hbase20 -cp /etc/hbase/conf -P workloads/workloada -jvm-args=...: the
     // cluster comes from the hbase-site.xml of -cp (here the one scripts/hbase-local wrote).
     let (client, name, _) = setup("ycsb_cp", 2).await;
-    let conf = hbase_it::hbase_conf_dir();
+    let conf = hbase_it::hbase_site_dir();
     assert!(conf.join("hbase-site.xml").is_file(), "{}", conf.display());
     let conf = conf.display();
+    let map = hbase_it::ycsb_map_args();
     let load = ycsb(&format!(
-        "load hbase20 -cp /nonexistent:{conf} -P workloads/workloada -p table={name} -p recordcount=300 -jvm-args=-Xmx4g"
+        "load hbase20 -cp /nonexistent:{conf} -P workloads/workloada -p table={name} -p recordcount=300 -jvm-args=-Xmx4g {map}"
     ))
     .await;
     assert_eq!(count(&load, "INSERT", "Return=OK"), 300);
     let report = ycsb(&format!(
-        "run hbase20 -cp {conf} -P workloads/workloada -p table={name} -p recordcount=300 -p operationcount=300 -jvm-args -XX:+UseG1GC -threads 3"
+        "run hbase20 -cp {conf} -P workloads/workloada -p table={name} -p recordcount=300 -p operationcount=300 -jvm-args -XX:+UseG1GC -threads 3 {map}"
     ))
     .await;
     assert_no_errors(&report);

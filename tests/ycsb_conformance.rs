@@ -1,5 +1,5 @@
 //! The conformance suite: the real Java YCSB (`site.ycsb:core:0.17.0` from Maven Central,
-//! driven by our harness in `tests/java`) beside our `ycsb`, compared exactly: keys (FNV
+//! driven by our harness in `tests/java/ycsb`) beside our `ycsb`, compared exactly: keys (FNV
 //! hashing, ordering, zero padding), dataintegrity values, the zeta constants and the
 //! generators' outputs for the same random sequence, the operation stream of every core
 //! workload, report text for the same measurements (text, JSON and JSON-array exporters, every

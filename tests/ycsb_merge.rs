@@ -35,13 +35,13 @@ fn count(report: &str, metric: &str, measurement: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_merge_like_one() {
-    let zk = hbase_it::zk();
+    let cluster = hbase_it::ycsb_cluster_args();
     let split = hbase_it::unique_table("merge3");
     let single = hbase_it::unique_table("merge1");
-    let common = format!("--zk {zk} -P workloada -p columnfamily=family -threads 4");
+    let common = format!("{cluster} -P workloada -p columnfamily=family -threads 4");
     for t in [&split, &single] {
         ycsb(&format!(
-            "create-table --zk {zk} -p table={t} -p columnfamily=family --regions 4"
+            "create-table {cluster} -p table={t} -p columnfamily=family --regions 4"
         ))
         .await;
     }
@@ -84,7 +84,13 @@ async fn three_processes_merge_like_one() {
     let dirs: Vec<String> = (0..3)
         .map(|i| base.join(format!("part{i}")).display().to_string())
         .collect();
-    let merged = ycsb(&format!("merge {}", dirs.join(" "))).await;
+    let page = base.join("merged.html");
+    let merged = ycsb(&format!(
+        "merge {} --out {}",
+        dirs.join(" "),
+        page.display()
+    ))
+    .await;
     let sum: u64 = parts.iter().map(|r| count(r, "INSERT", "Operations")).sum();
     assert_eq!(sum, 3000);
     assert_eq!(count(&merged, "INSERT", "Operations"), 3000);
@@ -103,6 +109,23 @@ async fn three_processes_merge_like_one() {
         .max()
         .unwrap();
     assert_eq!(count(&merged, "INSERT", "MaxLatency(us)"), max);
+
+    // The merged plots, rendered by a real browser: the merged distribution beside each part's
+    // (11 percentiles each), throughput over time per part plus their sum, p99 per part.
+    let dom = hbase_it::browser::render(&page);
+    assert!(dom.contains("<td>INSERT</td><td>3000</td>"), "{dom}");
+    let plotted = merged
+        .lines()
+        .filter(|l| l.contains("], Operations, ") && !l.starts_with("[CLEANUP]"))
+        .count();
+    assert_eq!(
+        hbase_it::browser::chart_points(&dom, "Latency by percentile: merged"),
+        vec![(1 + 3) * 11 * plotted as u64]
+    );
+    let over_time = hbase_it::browser::chart_points(&dom, "Throughput over time: merged");
+    assert!(over_time[0] >= 4, "{over_time:?}");
+    let p99 = hbase_it::browser::chart_points(&dom, "p99 over time: merged");
+    assert!(p99[0] >= 3, "{p99:?}");
 
     // The same work in one process.
     let one = base.join("single");

@@ -40,75 +40,27 @@ fn summary_counts(dir: &Path, point: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Renders `page` in headless Chromium and returns the DOM it built.
-fn render_in_browser(page: &Path) -> String {
-    let browser = ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find(|b| {
-            std::process::Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("a Chromium browser (Debian package chromium; .ci/run installs it)");
-    let profile = std::env::temp_dir().join(format!("ycsb-chromium-{}", std::process::id()));
-    let out = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            &format!("--user-data-dir={}", profile.display()),
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    let _ = std::fs::remove_dir_all(&profile);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed: {stderr}");
-    // The page has no script; any console message from it would be an error in the page.
-    assert!(
-        !stderr.contains("CONSOLE") && !stderr.contains("Uncaught"),
-        "console errors: {stderr}"
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// `data-points` of the chart whose title starts with `title`.
-fn chart_points(dom: &str, title: &str) -> Vec<u64> {
-    dom.split("<svg")
-        .skip(1)
-        .filter(|svg| svg.contains(&format!("data-chart=\"{title}")))
-        .map(|svg| {
-            let at = svg.find("data-points=\"").unwrap() + 13;
-            svg[at..].split('"').next().unwrap().parse().unwrap()
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thread_and_target_sweeps() {
-    let zk = hbase_it::zk();
+    let cluster = hbase_it::ycsb_cluster_args();
     let table = hbase_it::unique_table("sweep");
     let base = std::env::temp_dir().join(format!("ycsb-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let common = format!(
-        "--zk {zk} -p table={table} -p columnfamily=family -p recordcount=400 -p operationcount=400"
+        "{cluster} -p table={table} -p columnfamily=family -p recordcount=400 -p operationcount=400"
     );
     ycsb(&format!("create-table {common} --regions 3")).await;
 
     let threads_dir = base.join("threads");
     let out = ycsb(&format!(
-        "sweep {common} -P workloada -threads 1,4 --out {}",
+        "sweep {common} -P workloada,workloadc -threads 1,4 --out {}",
         threads_dir.display()
     ))
     .await;
     assert!(out.contains("report.html"), "{out}");
     let pts = points(&threads_dir);
-    assert_eq!(pts.len(), 2, "{pts:?}");
+    // A matrix: every workload at every thread count.
+    assert_eq!(pts.len(), 4, "{pts:?}");
     for p in &pts {
         let id = p.file_name().unwrap().to_string_lossy().into_owned();
         let stdout = std::fs::read_to_string(p.join("stdout.txt")).unwrap();
@@ -128,7 +80,14 @@ async fn thread_and_target_sweeps() {
         assert_eq!(ops, 400 + threads, "{id}: {counts:?}");
     }
     let json = std::fs::read_to_string(threads_dir.join("summary.json")).unwrap();
-    assert_eq!(json.matches("\"point\": ").count(), 2);
+    assert_eq!(json.matches("\"point\": ").count(), 4);
+    for w in ["workloada", "workloadc"] {
+        assert_eq!(
+            json.matches(&format!("\"workload\": \"{w}\"")).count(),
+            2,
+            "{json}"
+        );
+    }
 
     // A target sweep of a read-only workload, without a second load.
     let target_dir = base.join("targets");
@@ -164,18 +123,39 @@ async fn thread_and_target_sweeps() {
         .all(|s| !s.name.contains("_sweep_")));
 
     // The pages, rendered by a real browser: every chart has its data.
-    let dom = render_in_browser(&threads_dir.join("report.html"));
-    assert_eq!(chart_points(&dom, "Throughput vs threads"), vec![2]);
-    assert!(chart_points(&dom, "Latency percentiles vs threads")[0] >= 4);
-    assert_eq!(chart_points(&dom, "Latency by percentile").len(), 2);
-    assert!(chart_points(&dom, "Latency by percentile")
-        .iter()
-        .all(|&n| n > 0));
+    let dom = hbase_it::browser::render(&threads_dir.join("report.html"));
+    // Two lines (a workload each) of two thread counts.
+    assert_eq!(
+        hbase_it::browser::chart_points(&dom, "Throughput vs threads"),
+        vec![4]
+    );
+    assert!(hbase_it::browser::chart_points(&dom, "Latency percentiles vs threads")[0] >= 4);
+    assert_eq!(
+        hbase_it::browser::chart_points(&dom, "Latency by percentile").len(),
+        4
+    );
+    assert!(
+        hbase_it::browser::chart_points(&dom, "Latency by percentile")
+            .iter()
+            .all(|&n| n > 0)
+    );
     // Three region servers served the points: a line each, a point per sweep point.
-    assert_eq!(chart_points(&dom, "Calls per region server"), vec![6]);
+    assert_eq!(
+        hbase_it::browser::chart_points(&dom, "Calls per region server"),
+        vec![12]
+    );
     for title in ["Throughput over time", "p99 over time"] {
-        assert_eq!(chart_points(&dom, title).len(), 2, "{title}");
-        assert!(chart_points(&dom, title).iter().all(|&n| n > 0), "{title}");
+        assert_eq!(
+            hbase_it::browser::chart_points(&dom, title).len(),
+            4,
+            "{title}"
+        );
+        assert!(
+            hbase_it::browser::chart_points(&dom, title)
+                .iter()
+                .all(|&n| n > 0),
+            "{title}"
+        );
     }
 
     let overlay = base.join("overlay.html");
@@ -186,9 +166,9 @@ async fn thread_and_target_sweeps() {
         overlay.display()
     ))
     .await;
-    let dom = render_in_browser(&overlay);
+    let dom = hbase_it::browser::render(&overlay);
     assert!(dom.contains("<h2>threads</h2>") && dom.contains("<h2>targets</h2>"));
-    assert!(chart_points(&dom, "Latency vs throughput")[0] >= 2);
+    assert!(hbase_it::browser::chart_points(&dom, "Latency vs throughput")[0] >= 2);
 
     hbase_it::drop_table(&client, &table).await;
     let _ = std::fs::remove_dir_all(&base);

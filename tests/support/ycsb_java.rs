@@ -1,6 +1,6 @@
 //! The real Java YCSB beside ours: `site.ycsb:core:0.17.0` (and, for the cross-tool tests,
 //! `hbase-shaded-client`) fetched from Maven Central by `mvn dependency:copy-dependencies`, and
-//! our own Java code that drives it (the harness in `tests/java/src`, the clean-room HBase
+//! our own Java code that drives it (the harness in `tests/java/ycsb/src`, the clean-room HBase
 //! binding in `benches/compare-java/src`) compiled with `javac`, all under
 //! `target/ycsb-java/`. Each tool is prepared once per test process (and reused across runs
 //! while the pom and sources are unchanged).
@@ -133,7 +133,8 @@ fn oracle_flags() -> Vec<String> {
     .to_vec()
 }
 
-/// The flags HBase's own launcher adds on JDK 11+ (netty reflection, unsafe).
+/// The flags HBase's own launcher adds on JDK 11+ (netty reflection, unsafe), and the hosts
+/// file of `HBASE_ADDRESS_MAP`.
 fn hbase_flags() -> Vec<String> {
     let mut f: Vec<String> = [
         "-Xlog:disable",
@@ -160,6 +161,7 @@ fn hbase_flags() -> Vec<String> {
     }
     f.push("--add-exports".into());
     f.push("java.base/jdk.internal.misc=ALL-UNNAMED".into());
+    f.extend(crate::java_resolver_opts());
     f
 }
 
@@ -169,8 +171,8 @@ pub fn ycsb_oracle() -> &'static JavaTool {
     TOOL.get_or_init(|| {
         prepare(
             "oracle",
-            &repo().join("tests/java/pom.xml"),
-            &repo().join("tests/java/src"),
+            &repo().join("tests/java/ycsb/pom.xml"),
+            &repo().join("tests/java/ycsb/src"),
             oracle_flags(),
         )
     })

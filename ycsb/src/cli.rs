@@ -99,6 +99,10 @@ pub struct MergeArgs {
     /// Report properties: exporter, exportfile, hdrhistogram.percentiles.
     #[arg(short = 'p', value_name = "NAME=VALUE")]
     pub props: Vec<String>,
+    /// Also write the merged plots (latency by percentile, throughput and p99 over time, per
+    /// run and together) to this self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<String>,
 }
 
 /// Options of `load` and `run`.

@@ -75,6 +75,13 @@ pub fn client_config(p: &Properties, conf_dirs: &[String]) -> Result<ClientConfi
     builder = builder.connect_timeout(Duration::from_secs(secs));
     let limit = p.i64_in("writebufferlimit", DEFAULT_WRITE_BUFFER_LIMIT, 1, i64::MAX)?;
     builder = builder.write_buffer_limit(limit as usize);
+    // Servers that register names this machine cannot reach (docker, NAT):
+    // `host[:port]=host[:port],…`, see hbase_client::AddressMap.
+    if let Some(map) = p.get("hbase.client.address.map") {
+        let map = hbase_client::AddressMap::parse(map)
+            .map_err(|e| Error::Config(format!("hbase.client.address.map: {e}")))?;
+        builder = builder.address_mapper(map.into_mapper());
+    }
     builder
         .build()
         .map_err(|e| Error::Config(format!("bad HBase settings: {e}")))

@@ -186,7 +186,7 @@ pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
         Command::Load(c) => run_phase(&c, &inv.cli_props, false, args).await,
         Command::Run(c) => run_phase(&c, &inv.cli_props, true, args).await,
         Command::Shell(c) => run_shell(&c, &inv.cli_props).await,
-        Command::Merge(m) => merge_runs(&m.dirs, &inv.cli_props),
+        Command::Merge(m) => merge_runs(&m.dirs, m.out.as_deref(), &inv.cli_props),
         Command::Plot(pl) => sweep::plot(&pl.dirs, &pl.out),
         Command::Sweep(sw) => {
             // Only the command line's own properties: the workload files differ per point.
@@ -244,7 +244,11 @@ async fn run_shell(c: &CommonArgs, cli_props: &[(String, String)]) -> Result<Out
 }
 
 /// `ycsb merge DIR...`.
-fn merge_runs(dirs: &[String], cli_props: &[(String, String)]) -> Result<Outcome, Error> {
+fn merge_runs(
+    dirs: &[String],
+    html: Option<&str>,
+    cli_props: &[(String, String)],
+) -> Result<Outcome, Error> {
     let mut p = Properties::new();
     for (k, v) in cli_props {
         p.set(k.clone(), v.clone());
@@ -264,6 +268,10 @@ fn merge_runs(dirs: &[String], cli_props: &[(String, String)]) -> Result<Outcome
         .map(|d| merge::read_run(std::path::Path::new(d)))
         .collect::<Result<Vec<_>, _>>()?;
     let report = exporter.render(&merge::merge(&runs, &percentiles)?);
+    if let Some(path) = html {
+        std::fs::write(path, plot::merged_report_html(&runs)?)
+            .map_err(|e| Error::Io(format!("cannot write {path:?}: {e}")))?;
+    }
     let stdout = match p.get("exportfile").map(str::trim) {
         Some(path) if !path.is_empty() => {
             std::fs::write(path, &report)

@@ -177,6 +177,39 @@ pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
     })
 }
 
+/// Adds `h` into `total` (starting it on the first call). A deserialized histogram covers only
+/// the range its own values needed, so the sum starts as an empty auto-resizing histogram: a
+/// later interval's larger values widen it instead of failing the add.
+pub fn add_into(total: &mut Option<Histogram<u64>>, h: &Histogram<u64>) -> Result<(), String> {
+    let t = match total {
+        Some(t) => t,
+        None => {
+            let mut empty = Histogram::<u64>::new(h.sigfig()).map_err(|e| format!("{e:?}"))?;
+            empty.auto(true);
+            total.insert(empty)
+        }
+    };
+    t.add(h).map_err(|e| format!("{e:?}"))
+}
+
+/// Every operation's intervals of all `runs` added into one histogram per operation.
+pub fn merged_histograms(runs: &[RunArtifacts]) -> Result<BTreeMap<String, Histogram<u64>>, Error> {
+    let mut out: BTreeMap<String, Option<Histogram<u64>>> = BTreeMap::new();
+    for r in runs {
+        for (op, intervals) in &r.intervals {
+            let total = out.entry(op.clone()).or_default();
+            for iv in intervals {
+                add_into(total, &iv.histogram)
+                    .map_err(|e| Error::Io(format!("{}: {e}", r.dir.display())))?;
+            }
+        }
+    }
+    Ok(out
+        .into_iter()
+        .filter_map(|(op, h)| h.map(|h| (op, h)))
+        .collect())
+}
+
 /// Operations that count toward throughput (YCSB counts the workload's operations, not the
 /// cleanup nor the intended-latency shadows).
 fn counts_toward_throughput(op: &str) -> bool {
@@ -218,20 +251,8 @@ pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLin
         let mut codes: Vec<(String, i64)> = Vec::new();
         for r in runs {
             for iv in r.intervals.get(op).map(Vec::as_slice).unwrap_or(&[]) {
-                // A deserialized histogram covers only the range its own values needed, so the
-                // sum starts as an empty auto-resizing one: a later interval's larger values
-                // must widen it, not fail the add.
-                let t = match &mut total {
-                    Some(t) => t,
-                    None => {
-                        let mut empty = Histogram::<u64>::new(iv.histogram.sigfig())
-                            .map_err(|e| Error::Io(format!("{}: {e:?}", r.dir.display())))?;
-                        empty.auto(true);
-                        total.insert(empty)
-                    }
-                };
-                t.add(&iv.histogram)
-                    .map_err(|e| Error::Io(format!("{}: {e:?}", r.dir.display())))?;
+                add_into(&mut total, &iv.histogram)
+                    .map_err(|e| Error::Io(format!("{}: {e}", r.dir.display())))?;
                 if counts_toward_throughput(op) && overlap > 0.0 {
                     let len = iv.end - iv.start;
                     let inside = (iv.end.min(overlap_end) - iv.start.max(overlap_start)).max(0.0);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use crate::measurements::{java_mean, value_at_percentile};
-use crate::merge::{read_run, RunArtifacts};
+use crate::merge::{merged_histograms, read_run, RunArtifacts};
 use crate::Error;
 
 /// One measured point of a sweep.
@@ -114,21 +114,7 @@ pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
             .find_map(|l| l.strip_prefix("[OVERALL], Throughput(ops/sec), "))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0.0);
-        let mut histograms = BTreeMap::new();
-        for (op, intervals) in &run.intervals {
-            let mut total: Option<Histogram<u64>> = None;
-            for iv in intervals {
-                match &mut total {
-                    Some(t) => t
-                        .add(&iv.histogram)
-                        .map_err(|e| Error::Io(format!("{}: {e:?}", p.display())))?,
-                    None => total = Some(iv.histogram.clone()),
-                }
-            }
-            if let Some(t) = total {
-                histograms.insert(op.clone(), t);
-            }
-        }
+        let histograms = merged_histograms(std::slice::from_ref(&run))?;
         let errors = run
             .return_codes
             .iter()
@@ -626,98 +612,252 @@ pub fn charts(series: &[(String, Vec<Point>)]) -> Vec<Chart> {
                 }
             );
             let dist: Vec<Line> = plotted_ops(p)
-                .map(|(op, h)| Line {
-                    name: op.clone(),
-                    points: [
-                        0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
-                    ]
-                    .iter()
-                    .map(|&q: &f64| {
-                        (
-                            100.0 / (100.0 - q.min(99.9999)),
-                            value_at_percentile(h, q) as f64,
-                        )
-                    })
-                    .collect(),
-                })
+                .map(|(op, h)| percentile_line(op.clone(), h))
                 .collect();
-            charts.push(Chart {
-                title: format!("Latency by percentile: {label}"),
-                x_label: "1/(1-percentile): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9".into(),
-                y_label: "latency (µs, log)".into(),
-                x_log: true,
-                y_log: true,
-                shade: None,
-                lines: dist,
-            });
-            let mut per_second: BTreeMap<i64, (f64, u64)> = BTreeMap::new();
-            let mut p99_over_time = Vec::new();
-            for (op, intervals) in &p.run.intervals {
-                if op == "CLEANUP" || op.starts_with("Intended-") {
-                    continue;
-                }
-                for iv in intervals {
-                    let t = iv.start - p.run.start;
-                    let len = (iv.end - iv.start).max(1e-3);
-                    let e = per_second.entry((t * 1000.0) as i64).or_insert((len, 0));
-                    e.1 += iv.histogram.len();
-                    p99_over_time.push((
-                        op.clone(),
-                        t,
-                        value_at_percentile(&iv.histogram, 99.0) as f64,
-                    ));
-                }
-            }
-            charts.push(Chart {
-                title: format!("Throughput over time: {label}"),
-                x_label: "seconds since start (warm-up shaded)".into(),
-                y_label: "ops/s".into(),
-                x_log: false,
-                y_log: false,
-                shade: (p.warmup_s > 0.0).then_some((0.0, p.warmup_s)),
-                lines: vec![Line {
-                    name: "ops/s".into(),
-                    points: per_second
-                        .iter()
-                        .map(|(t, (len, n))| (*t as f64 / 1000.0, *n as f64 / len))
-                        .collect(),
-                }],
-            });
-            let mut ops: Vec<String> = p99_over_time.iter().map(|(o, _, _)| o.clone()).collect();
-            ops.sort();
-            ops.dedup();
-            charts.push(Chart {
-                title: format!("p99 over time: {label}"),
-                x_label: "seconds since start (warm-up shaded)".into(),
-                y_label: "p99 latency (µs, log)".into(),
-                x_log: false,
-                y_log: true,
-                shade: (p.warmup_s > 0.0).then_some((0.0, p.warmup_s)),
-                lines: ops
-                    .into_iter()
-                    .map(|op| Line {
-                        points: p99_over_time
-                            .iter()
-                            .filter(|(o, _, _)| *o == op)
-                            .map(|(_, t, v)| (*t, *v))
-                            .collect(),
-                        name: op,
-                    })
-                    .collect(),
-            });
+            charts.push(percentile_chart(&label, dist));
+            let shade = (p.warmup_s > 0.0).then_some((0.0, p.warmup_s));
+            let throughput = Line {
+                name: "ops/s".into(),
+                points: throughput_over_time(&p.run, p.run.start),
+            };
+            charts.push(throughput_chart(&label, shade, vec![throughput]));
+            charts.push(p99_chart(
+                &label,
+                shade,
+                p99_over_time(&p.run, p.run.start, ""),
+            ));
         }
     }
     charts
 }
 
+/// Operations drawn over time and by percentile (not CLEANUP, not the intended shadows).
+fn plotted_op(op: &str) -> bool {
+    op != "CLEANUP" && !op.starts_with("Intended-")
+}
+
+/// HDR's "latency by percentile" curve of one histogram.
+fn percentile_line(name: String, h: &Histogram<u64>) -> Line {
+    Line {
+        name,
+        points: [
+            0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
+        ]
+        .iter()
+        .map(|&q: &f64| {
+            (
+                100.0 / (100.0 - q.min(99.9999)),
+                value_at_percentile(h, q) as f64,
+            )
+        })
+        .collect(),
+    }
+}
+
+fn percentile_chart(label: &str, lines: Vec<Line>) -> Chart {
+    Chart {
+        title: format!("Latency by percentile: {label}"),
+        x_label: "1/(1-percentile): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9".into(),
+        y_label: "latency (µs, log)".into(),
+        x_log: true,
+        y_log: true,
+        shade: None,
+        lines,
+    }
+}
+
+/// (seconds since `origin`, ops/s) per interval of `run`, all plotted operations together.
+fn throughput_over_time(run: &RunArtifacts, origin: f64) -> Vec<(f64, f64)> {
+    let mut per_interval: BTreeMap<i64, (f64, u64)> = BTreeMap::new();
+    for (op, intervals) in &run.intervals {
+        if !plotted_op(op) {
+            continue;
+        }
+        for iv in intervals {
+            let t = iv.start - origin;
+            let len = (iv.end - iv.start).max(1e-3);
+            let e = per_interval.entry((t * 1000.0) as i64).or_insert((len, 0));
+            e.1 += iv.histogram.len();
+        }
+    }
+    per_interval
+        .iter()
+        .map(|(t, (len, n))| (*t as f64 / 1000.0, *n as f64 / len))
+        .collect()
+}
+
+/// One line per plotted operation of `run`: (seconds since `origin`, p99 of the interval).
+fn p99_over_time(run: &RunArtifacts, origin: f64, prefix: &str) -> Vec<Line> {
+    run.intervals
+        .iter()
+        .filter(|(op, _)| plotted_op(op))
+        .map(|(op, intervals)| Line {
+            name: format!("{prefix}{op}"),
+            points: intervals
+                .iter()
+                .map(|iv| {
+                    (
+                        iv.start - origin,
+                        value_at_percentile(&iv.histogram, 99.0) as f64,
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn throughput_chart(label: &str, shade: Option<(f64, f64)>, lines: Vec<Line>) -> Chart {
+    over_time_chart(
+        format!("Throughput over time: {label}"),
+        "ops/s",
+        false,
+        shade,
+        lines,
+    )
+}
+
+fn p99_chart(label: &str, shade: Option<(f64, f64)>, lines: Vec<Line>) -> Chart {
+    let title = format!("p99 over time: {label}");
+    over_time_chart(title, "p99 latency (µs, log)", true, shade, lines)
+}
+
+fn over_time_chart(
+    title: String,
+    y_label: &str,
+    y_log: bool,
+    shade: Option<(f64, f64)>,
+    lines: Vec<Line>,
+) -> Chart {
+    Chart {
+        title,
+        x_label: "seconds since start (warm-up shaded)".into(),
+        y_label: y_label.into(),
+        x_log: false,
+        y_log,
+        shade,
+        lines,
+    }
+}
+
+/// The charts of runs merged by `ycsb merge`: the merged latency distribution beside each
+/// run's, every run's throughput over time on one clock (seconds since the first start) with
+/// their sum, and every run's p99 over time.
+pub fn merged_charts(
+    runs: &[RunArtifacts],
+    merged: &BTreeMap<String, Histogram<u64>>,
+) -> Result<Vec<Chart>, Error> {
+    let origin = runs.iter().map(|r| r.start).fold(f64::INFINITY, f64::min);
+    let name = |r: &RunArtifacts| {
+        r.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| r.dir.display().to_string())
+    };
+    let mut dist: Vec<Line> = merged
+        .iter()
+        .filter(|(op, _)| plotted_op(op))
+        .map(|(op, h)| percentile_line(format!("merged {op}"), h))
+        .collect();
+    for r in runs {
+        for (op, h) in merged_histograms(std::slice::from_ref(r))? {
+            if plotted_op(&op) {
+                dist.push(percentile_line(format!("{} {op}", name(r)), &h));
+            }
+        }
+    }
+    // The sum over time: each run's intervals spread over whole seconds of the common clock.
+    let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut throughput = Vec::new();
+    let mut p99 = Vec::new();
+    for r in runs {
+        for (op, intervals) in &r.intervals {
+            if !plotted_op(op) {
+                continue;
+            }
+            for iv in intervals {
+                let (a, b) = (iv.start - origin, (iv.end - origin).max(iv.start - origin));
+                let len = (b - a).max(1e-3);
+                let mut sec = a.floor();
+                while sec < b || sec == a.floor() {
+                    let inside = (b.min(sec + 1.0) - a.max(sec)).max(0.0);
+                    let share = if b > a { inside / len } else { 1.0 };
+                    *sum.entry(sec as i64).or_default() += share * iv.histogram.len() as f64;
+                    sec += 1.0;
+                }
+            }
+        }
+        throughput.push(Line {
+            name: name(r),
+            points: throughput_over_time(r, origin),
+        });
+        p99.extend(p99_over_time(r, origin, &format!("{} ", name(r))));
+    }
+    throughput.insert(
+        0,
+        Line {
+            name: "all runs".into(),
+            points: sum.iter().map(|(s, n)| (*s as f64, *n)).collect(),
+        },
+    );
+    Ok(vec![
+        percentile_chart("merged", dist),
+        throughput_chart("merged", None, throughput),
+        p99_chart("merged", None, p99),
+    ])
+}
+
+/// The page `ycsb merge --out FILE` writes: the merged table and [`merged_charts`].
+pub fn merged_report_html(runs: &[RunArtifacts]) -> Result<String, Error> {
+    let merged = merged_histograms(runs)?;
+    let mut s = page_head("ycsb merge");
+    let dirs: Vec<String> = runs
+        .iter()
+        .map(|r| escape(&r.dir.display().to_string()))
+        .collect();
+    let _ = write!(
+        s,
+        "<p>{} runs: {}</p>\n<table data-summary=\"merged\"><tr><th>operation</th><th>count</th><th>avg µs</th>",
+        runs.len(),
+        dirs.join(", ")
+    );
+    for (_, label) in PERCENTILES {
+        let _ = write!(s, "<th>{label} µs</th>");
+    }
+    s.push_str("</tr>\n");
+    for (op, h) in &merged {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{:.1}</td>",
+            escape(op),
+            h.len(),
+            java_mean(h)
+        );
+        for (q, _) in PERCENTILES {
+            let _ = write!(s, "<td>{}</td>", value_at_percentile(h, q));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    for chart in merged_charts(runs, &merged)? {
+        s.push_str(&chart.svg());
+        s.push('\n');
+    }
+    s.push_str("</body></html>\n");
+    Ok(s)
+}
+
+fn page_head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>\
+         <style>body{{font-family:sans-serif;margin:20px}} table{{border-collapse:collapse}} \
+         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}} svg{{margin:8px;border:1px solid #eee}}</style>\
+         </head><body>\n<h1>{title}</h1>\n"
+    )
+}
+
 /// The whole page.
 pub fn report_html(series: &[(String, Vec<Point>)]) -> String {
-    let mut s = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ycsb report</title>\
-         <style>body{font-family:sans-serif;margin:20px} table{border-collapse:collapse} \
-         td,th{border:1px solid #ccc;padding:2px 6px;text-align:right} svg{margin:8px;border:1px solid #eee}</style>\
-         </head><body>\n<h1>ycsb report</h1>\n",
-    );
+    let mut s = page_head("ycsb report");
     for (name, points) in series {
         let _ = write!(
             s,
@@ -773,6 +913,57 @@ mod tests {
         assert_eq!(json_field(&j, "workload").unwrap(), "work\"loads/a");
         assert_eq!(json_field(&j, "threads").unwrap(), "32");
         assert_eq!(json_field(&j, "warmup_s").unwrap(), "5");
+    }
+
+    fn interval(start: f64, end: f64, n: u64) -> crate::merge::Interval {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for i in 0..n {
+            h.record(100 + i).unwrap();
+        }
+        crate::merge::Interval {
+            start,
+            end,
+            histogram: h,
+        }
+    }
+
+    fn artifacts(dir: &str, start: f64, intervals: Vec<crate::merge::Interval>) -> RunArtifacts {
+        let mut map = BTreeMap::new();
+        map.insert("INSERT".to_string(), intervals);
+        RunArtifacts {
+            dir: PathBuf::from(dir),
+            start,
+            runtime_ms: 3000,
+            ops: vec!["INSERT".into()],
+            intervals: map,
+            return_codes: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn merged_throughput_sums_every_operation_once() {
+        // Two runs on one clock, intervals straddling whole seconds of it.
+        let a = artifacts(
+            "a",
+            10.0,
+            vec![interval(10.0, 11.5, 30), interval(11.5, 12.0, 10)],
+        );
+        let b = artifacts("b", 10.25, vec![interval(10.25, 12.25, 40)]);
+        let merged = merged_histograms(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(merged["INSERT"].len(), 80);
+        let charts = merged_charts(&[a, b], &merged).unwrap();
+        let all = &charts[1].lines[0];
+        assert_eq!(all.name, "all runs");
+        let total: f64 = all.points.iter().map(|(_, n)| n).sum();
+        assert!((total - 80.0).abs() < 1e-9, "{all:?}");
+        // Seconds 0, 1 and 2 of the common clock.
+        let secs: Vec<f64> = all.points.iter().map(|(s, _)| *s).collect();
+        assert_eq!(secs, vec![0.0, 1.0, 2.0]);
+        // Second 0: 2/3 of a's first interval and 3/8 of b's.
+        assert!((all.points[0].1 - (20.0 + 15.0)).abs() < 1e-9, "{all:?}");
+        // Merged distribution first, then one line per run.
+        let names: Vec<&str> = charts[0].lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, vec!["merged INSERT", "a INSERT", "b INSERT"]);
     }
 
     #[test]
