@@ -383,3 +383,33 @@ async fn thousands_of_thread_buffers_stay_within_the_client_bound() {
     assert!(rows.iter().all(|r| r.cells.len() == 10));
     hbase_it::drop_table(&client, &name).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_on_hbase() {
+    let (client, name, _) = setup("ycsb_shell", 1).await;
+    let script = "insert k1 field0=a field1=b\nread k1\nread k1 field1\nscan k 10\nupdate k1 field0=z\nread k1 field0\ndelete k1\nread k1\ntable\nquit\n";
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"));
+    cmd.args(args(&format!(
+        "shell {} -p table={name}",
+        hbase_it::ycsb_cluster_args()
+    )));
+    let out = hbase_it::ycsb_java::run_with_stdin(&mut cmd, Some(script));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "Connected.\n",
+        "> Result: OK\n",
+        "> Return code: OK\nfield1=b\nfield0=a\n",
+        "> Return code: OK\nfield1=b\n",
+        "Record 0\nfield1=b\nfield0=a\n",
+        "> Return code: OK\nfield0=z\n",
+        "> Return result: OK\n",
+        "> Return code: NOT_FOUND\n",
+        &format!("Using table \"{name}\"\n"),
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    // The writes were applied as they were typed.
+    let table = client.table(&name.to_string()).unwrap();
+    assert!(table.get(Get::new("k1")).await.unwrap().is_none());
+    hbase_it::drop_table(&client, &name).await;
+}
