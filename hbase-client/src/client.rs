@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::admin::Admin;
 use crate::error::Result;
-use crate::mutator::{BufferedMutator, MutatorConfig};
+use crate::mutator::{BufferedMutator, MutatorConfig, WriteBudget};
 use crate::region::TableName;
 use crate::runtime::config::ClientConfig;
 use crate::runtime::stats::StatsSnapshot;
@@ -28,14 +28,18 @@ use crate::table::{Table, TableBuilder};
 #[derive(Clone)]
 pub struct Client {
     rt: Arc<Runtime>,
+    /// The memory bound all BufferedMutators of this client share.
+    write_budget: Arc<WriteBudget>,
 }
 
 impl Client {
     /// Connects to the cluster: opens a ZooKeeper session and reads where `hbase:meta` is.
     /// Fails within the connect timeout if ZooKeeper is unreachable.
     pub async fn connect(config: ClientConfig) -> Result<Client> {
+        let write_budget = Arc::new(WriteBudget::new(config.write_buffer_limit));
         Ok(Client {
             rt: Runtime::start(config).await?,
+            write_budget,
         })
     }
 
@@ -55,6 +59,7 @@ impl Client {
     pub fn buffered_mutator(&self, name: &str, config: MutatorConfig) -> Result<BufferedMutator> {
         Ok(BufferedMutator::new(
             self.rt.clone(),
+            self.write_budget.clone(),
             TableName::parse(name)?,
             config,
         ))

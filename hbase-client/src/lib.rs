@@ -30,6 +30,7 @@ pub mod region;
 pub mod rpc;
 mod runtime;
 mod scanner;
+mod site;
 mod table;
 /// HBase's znode payload format. Not part of the public API; public for property tests.
 #[doc(hidden)]
@@ -47,8 +48,12 @@ pub use ops::{
 };
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use rpc::CellBlockCompression;
-pub use runtime::config::{AddressMapper, ClientConfig, ClientConfigBuilder};
+pub use runtime::config::{
+    AddressMapper, ClientConfig, ClientConfigBuilder, DEFAULT_SCANNER_CACHING,
+    DEFAULT_SCANNER_MAX_RESULT_SIZE, DEFAULT_WRITE_BUFFER_LIMIT, DEFAULT_WRITE_BUFFER_SIZE,
+};
 pub use runtime::retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
 pub use runtime::stats::{ServerStats, StatsSnapshot};
 pub use scanner::ScanStream;
+pub use site::{HbaseSite, HONOURED_PROPERTIES};
 pub use table::{Table, TableBuilder};

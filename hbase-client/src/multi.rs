@@ -81,7 +81,7 @@ impl<'a> Batch<'a> {
         let mut outcomes = Vec::with_capacity(actions.len());
         let mut pending = Vec::with_capacity(actions.len());
         for (i, action) in actions.iter().enumerate() {
-            match action.validate() {
+            match action.validate(rt.config.keyvalue_max_size) {
                 Ok(()) => {
                     outcomes.push(None);
                     pending.push(i);

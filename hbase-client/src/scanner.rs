@@ -61,6 +61,7 @@ impl ScanStream {
         table: TableName,
         scan: Scan,
     ) -> ScanStream {
+        let scan = scan.with_defaults(rt.config.scanner_caching, rt.config.scanner_max_result_size);
         let (tx, rx) = mpsc::channel(2);
         let position = if scan.start_row.is_empty() {
             Position::TableEdge
@@ -253,9 +254,13 @@ impl Scanner {
     }
 
     fn batch_rows(&self) -> u32 {
+        let caching = self
+            .scan
+            .caching
+            .unwrap_or(crate::runtime::config::DEFAULT_SCANNER_CACHING);
         match self.remaining {
-            Some(r) => (r.min(self.scan.caching as u64) as u32).max(1),
-            None => self.scan.caching,
+            Some(r) => (r.min(caching as u64) as u32).max(1),
+            None => caching,
         }
     }
 

@@ -139,6 +139,11 @@ impl Table {
         &self.name
     }
 
+    /// The largest KeyValue a mutation may carry (`ClientConfigBuilder::keyvalue_max_size`).
+    fn max_kv(&self) -> usize {
+        self.rt.config.keyvalue_max_size
+    }
+
     fn operation(&self, idempotency: Idempotency) -> Operation<'_> {
         Operation::new(&self.rt, &self.opts, idempotency).on_table(&self.name)
     }
@@ -188,7 +193,7 @@ impl Table {
 
     /// Writes one row.
     pub async fn put(&self, put: Put) -> Result<()> {
-        put.validate()?;
+        put.validate(self.max_kv())?;
         let m = put.to_proto();
         self.mutate("put", &put.row, m, None, Idempotency::Idempotent)
             .await
@@ -218,7 +223,7 @@ impl Table {
     /// Adds to counters atomically; returns the row's new counter values. Applied once even
     /// when retried (a nonce).
     pub async fn increment(&self, increment: Increment) -> Result<RowResult> {
-        increment.validate()?;
+        increment.validate(self.max_kv())?;
         let m = increment.to_proto();
         let (row, _) = self
             .mutate("increment", &increment.row, m, None, Idempotency::Nonce)
@@ -250,7 +255,7 @@ impl Table {
     /// Appends to column values atomically; returns the row's new values. Applied once even
     /// when retried (a nonce).
     pub async fn append(&self, append: Append) -> Result<RowResult> {
-        append.validate()?;
+        append.validate(self.max_kv())?;
         let m = append.to_proto();
         let (row, _) = self
             .mutate("append", &append.row, m, None, Idempotency::Nonce)
@@ -262,7 +267,7 @@ impl Table {
     /// Carries a nonce. After an unanswered attempt, a retry whose check fails reports
     /// [`ErrorKind::OutcomeUnknown`](crate::ErrorKind::OutcomeUnknown), not `false`.
     pub async fn check_and_mutate(&self, cm: CheckAndMutate) -> Result<bool> {
-        let (condition, then) = cm.to_parts()?;
+        let (condition, then) = cm.to_parts(self.max_kv())?;
         let (_, processed) = match then {
             Then::Mutation(m) => {
                 let m = m.to_proto();
@@ -287,7 +292,7 @@ impl Table {
     /// Returns the new values its increments and appends wrote. Carries a nonce when it holds
     /// an increment or an append.
     pub async fn mutate_row(&self, mutations: RowMutations) -> Result<RowResult> {
-        mutations.validate()?;
+        mutations.validate(self.max_kv())?;
         let (row, _) = self.atomic_row("mutate_row", &mutations, None).await?;
         Ok(row)
     }

@@ -31,9 +31,9 @@ impl Mutation {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
-            Mutation::Put(p) => p.validate(),
+            Mutation::Put(p) => p.validate(max_kv),
             Mutation::Delete(d) => d.validate(),
         }
     }
@@ -97,13 +97,13 @@ impl Action {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
             Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),
-            Action::Put(p) => p.validate(),
+            Action::Put(p) => p.validate(max_kv),
             Action::Delete(d) => d.validate(),
-            Action::Increment(i) => i.validate(),
-            Action::Append(a) => a.validate(),
+            Action::Increment(i) => i.validate(max_kv),
+            Action::Append(a) => a.validate(max_kv),
         }
     }
 

@@ -122,8 +122,8 @@ impl CheckAndMutate {
         self
     }
 
-    /// The condition and what to apply, checked.
-    pub(crate) fn to_parts(&self) -> Result<(hbase_proto::Condition, &Then)> {
+    /// The condition and what to apply, checked (`max_kv`: the client's largest KeyValue).
+    pub(crate) fn to_parts(&self, max_kv: usize) -> Result<(hbase_proto::Condition, &Then)> {
         let then = self.then.as_ref().ok_or_else(|| {
             Error::InvalidInput(
                 "check-and-mutate needs then_put, then_delete or then_mutate".into(),
@@ -131,11 +131,11 @@ impl CheckAndMutate {
         })?;
         let row = match then {
             Then::Mutation(m) => {
-                m.validate()?;
+                m.validate(max_kv)?;
                 m.row()
             }
             Then::Row(rm) => {
-                rm.validate()?;
+                rm.validate(max_kv)?;
                 rm.row()
             }
         };

@@ -40,9 +40,9 @@ impl Increment {
         &self.row
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         let columns = self.columns.iter().map(|(f, q, _)| (f, q, &[0u8; 8][..]));
-        check_columns(&self.row, "increment", columns)
+        check_columns(&self.row, "increment", columns, max_kv)
     }
 
     /// The mutation (validate first).
@@ -93,9 +93,9 @@ impl Append {
         &self.row
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         let columns = self.columns.iter().map(|(f, q, v)| (f, q, &v[..]));
-        check_columns(&self.row, "append", columns)
+        check_columns(&self.row, "append", columns, max_kv)
     }
 
     /// The mutation (validate first).
@@ -118,11 +118,12 @@ fn check_columns<'a>(
     row: &Bytes,
     what: &str,
     columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, &'a [u8])>,
+    max_kv: usize,
 ) -> Result<()> {
     let mut any = false;
     for (family, qualifier, value) in columns {
         check_cell_limits(row, family)?;
-        crate::rpc::cellblock::check_cell_size(row, family, qualifier, value)?;
+        crate::rpc::cellblock::check_cell_size(row, family, qualifier, value, max_kv)?;
         any = true;
     }
     if !any {

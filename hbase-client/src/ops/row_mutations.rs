@@ -30,12 +30,12 @@ impl RowMutation {
         }
     }
 
-    fn validate(&self) -> Result<()> {
+    fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
-            RowMutation::Put(p) => p.validate(),
+            RowMutation::Put(p) => p.validate(max_kv),
             RowMutation::Delete(d) => d.validate(),
-            RowMutation::Increment(i) => i.validate(),
-            RowMutation::Append(a) => a.validate(),
+            RowMutation::Increment(i) => i.validate(max_kv),
+            RowMutation::Append(a) => a.validate(max_kv),
         }
     }
 
@@ -121,7 +121,8 @@ impl RowMutations {
         self.mutations.is_empty()
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks them; `max_kv` is the client's largest KeyValue.
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         if self.mutations.is_empty() {
             return Err(Error::InvalidInput(
                 "row mutations need at least one mutation".into(),
@@ -135,7 +136,7 @@ impl RowMutations {
                     String::from_utf8_lossy(m.row())
                 )));
             }
-            m.validate()?;
+            m.validate(max_kv)?;
         }
         Ok(())
     }
