@@ -1,51 +1,189 @@
 //! One TCP connection to one server, carrying many concurrent calls.
 //!
-//! Callers encode their request straight into a shared output buffer and wait on a oneshot
-//! keyed by call id. A writer task flushes whatever has accumulated in one write (so concurrent
-//! small calls coalesce), and a reader task splits the input into frames and completes calls in
+//! Callers encode their request straight into a shared outbox and wait on a oneshot keyed by
+//! call id. A writer task flushes whatever has accumulated in one write (so concurrent small
+//! calls coalesce), and a reader task splits the input into frames and completes calls in
 //! whatever order the server answers.
+//!
+//! The connection owns the server's health as this client sees it:
+//! - A call that times out (or whose future is dropped) fails alone. If its bytes are still in
+//!   the outbox, or held unwritten by a writer the kernel stopped accepting from, they are
+//!   dropped: a call its caller gave up on is never sent later. Its outcome is then known
+//!   ([`Delivery::NotSent`]); otherwise it may have reached the server
+//!   ([`Delivery::Unknown`]).
+//! - A call in flight holds one permit of the server's in-flight cap (shared by every
+//!   connection to the server, old and new) until the server answers, even after its caller
+//!   gave up: the server is still working on it. Such an orphaned permit is released at the
+//!   latest a read timeout later, or when the connection closes.
+//! - The connection is declared dead only on an I/O error, a corrupt frame, a
+//!   connection-level exception, or when it reads nothing for the read timeout while calls
+//!   are outstanding. A connection-level refusal of the client's credentials fails every
+//!   call with [`Error::Authentication`], which is never retried.
+//!
+//! Setting up the transport and authenticating is [`Security::establish`]'s job (TCP, TLS,
+//! the preamble, SASL, the connection header); it hands over a reader, a writer and, for a
+//! Kerberos connection, the SASL session. With integrity or privacy the writer seals what it
+//! takes from the outbox into wrapped tokens, and the reader unwraps what it reads before
+//! splitting frames.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::{oneshot, Notify, Semaphore};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::compression::{self, CellBlockCompression};
 use super::frame::{self, RequestMeta, ResponseBody, Service};
 use super::sasl::SaslSession;
 use super::secure::{Reader, Security, Writer};
-use crate::error::{Error, Result};
-use crate::stats::ServerCounters;
+use crate::error::{exceptions, Error, Result};
+use crate::runtime::stats::ServerCounters;
 
-type Reply = oneshot::Sender<Result<ResponseBody>>;
+/// Whether a failed call's request can have reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Its bytes never left the client: the server cannot have seen it.
+    NotSent,
+    /// The server answered it (with an exception): it knows what it did.
+    Answered,
+    /// It was written (or may have been) and no answer came.
+    Unknown,
+}
+
+/// A failed call, and whether its request can have reached the server.
+#[derive(Debug)]
+pub(crate) struct CallError {
+    pub(crate) error: Error,
+    pub(crate) delivery: Delivery,
+}
+
+impl CallError {
+    fn not_sent(error: Error) -> CallError {
+        CallError {
+            error,
+            delivery: Delivery::NotSent,
+        }
+    }
+}
+
+/// What the reader (or a closing connection) hands a waiting caller.
+enum Reply {
+    /// The response.
+    Body(ResponseBody),
+    /// The server answered the call with an exception.
+    Exception(Error),
+    /// The connection closed before an answer came.
+    Closed(Error),
+}
+
+/// One call waiting for its answer.
+struct Entry {
+    /// `None` once the caller gave up (the call is orphaned).
+    reply: Option<oneshot::Sender<Reply>>,
+    /// Its place under the server's in-flight cap, held until the server answers.
+    permit: OwnedSemaphorePermit,
+    /// For an orphaned call: when to stop waiting for the server's answer.
+    orphaned_until: Option<Instant>,
+}
 
 struct Pending {
-    calls: HashMap<u32, Reply>,
-    /// Set once the connection is unusable; later calls fail at once with this reason.
-    closed: Option<String>,
-    /// Set when the server refused the client's credentials: calls get this error, which is
-    /// never retried, instead of a retryable "connection closed".
-    refused: Option<Error>,
+    calls: HashMap<u32, Entry>,
+    /// Set once the connection is unusable; later calls fail at once with this error.
+    closed: Option<Error>,
+    /// When `calls` last became non-empty (silence before that is idleness, not a fault).
+    busy_since: Instant,
+}
+
+/// A request frame in the outbox (offsets into the outbox buffer).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    call_id: u32,
+    start: usize,
+    end: usize,
+}
+
+/// Encoded requests not yet taken by the writer, and the calls given up while the writer
+/// held their frames.
+#[derive(Default)]
+struct Outbox {
+    buf: BytesMut,
+    frames: Vec<Frame>,
+    cancelled: Vec<u32>,
+}
+
+impl Outbox {
+    /// Removes `call_id`'s frame if it is still here: true when it was (never sent).
+    fn remove(&mut self, call_id: u32) -> bool {
+        match self.frames.iter().position(|f| f.call_id == call_id) {
+            Some(i) => {
+                cut_frame(&mut self.buf, &mut self.frames, i);
+                true
+            }
+            None => {
+                self.cancelled.push(call_id);
+                false
+            }
+        }
+    }
+}
+
+/// Cuts frame `i` out of `buf`, moving the frames after it down.
+fn cut_frame(buf: &mut BytesMut, frames: &mut Vec<Frame>, i: usize) {
+    let Frame { start, end, .. } = frames.remove(i);
+    let len = end - start;
+    buf.copy_within(end.., start);
+    buf.truncate(buf.len() - len);
+    for f in &mut frames[i..] {
+        f.start -= len;
+        f.end -= len;
+    }
+}
+
+/// How a connection is set up.
+pub(crate) struct ConnectionParams {
+    /// `host:port`, already mapped.
+    pub(crate) addr: String,
+    /// The server's host name as the cluster advertises it (before mapping): the `_HOST` of
+    /// its Kerberos principal.
+    pub(crate) host: String,
+    /// The client's security (TLS, Kerberos), shared by all its connections.
+    pub(crate) security: Arc<Security>,
+    pub(crate) user: String,
+    pub(crate) service: Service,
+    pub(crate) connect_timeout: Duration,
+    /// Silence (nothing read) with calls outstanding after which the connection is dead.
+    pub(crate) read_timeout: Duration,
+    pub(crate) counters: Arc<ServerCounters>,
+    pub(crate) compression: CellBlockCompression,
+    /// The server's in-flight cap, shared by all its connections.
+    pub(crate) in_flight: Arc<Semaphore>,
 }
 
 struct Shared {
     addr: String,
     counters: Arc<ServerCounters>,
     compression: CellBlockCompression,
+    read_timeout: Duration,
     pending: Mutex<Pending>,
-    out: Mutex<BytesMut>,
+    outbox: Mutex<Outbox>,
     out_ready: Notify,
+    closed: AtomicBool,
     next_call_id: AtomicU32,
-    /// Permits for calls in flight (`ClientConfig::max_in_flight_per_server`).
-    in_flight: Semaphore,
-    /// The SASL session (Kerberos connections); frames travel wrapped when it says so.
-    sasl: Option<Arc<SaslSession>>,
+    in_flight: Arc<Semaphore>,
+    /// The SASL session of a Kerberos connection whose frames travel wrapped (integrity or
+    /// privacy); `None` when they travel as they are.
+    wrapping: Option<Arc<SaslSession>>,
+    /// Set until the first bytes after a SASL exchange were read: a server that rejected the
+    /// client's last SASL token answers with a SASL error reply instead of a frame.
+    sasl_reply_possible: AtomicBool,
+    /// The connection authenticated with SASL (Kerberos), not SIMPLE.
+    sasl: bool,
 }
 
 impl Shared {
@@ -53,32 +191,90 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the connection dead and fails every call in flight with a retryable error, or
-    /// with `refused` when the server refused the client's credentials.
-    fn close(&self, reason: String, refused: Option<Error>) {
+    fn lock_outbox(&self) -> std::sync::MutexGuard<'_, Outbox> {
+        self.outbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the connection dead and fails every call in flight with `error`. The permits of
+    /// calls already written stay taken for a read timeout more: the server may still be
+    /// running them, and a replacement connection must not add to them.
+    fn close(&self, error: Error) {
         let calls = {
             let mut p = self.lock_pending();
             if p.closed.is_none() {
-                tracing::debug!(addr = %self.addr, %reason, "connection closed");
-                p.closed = Some(reason.clone());
-                p.refused = refused;
+                tracing::debug!(addr = %self.addr, %error, "connection closed");
+                p.closed = Some(error.duplicate());
             }
             std::mem::take(&mut p.calls)
         };
-        for (_, reply) in calls {
-            let _ = reply.send(Err(self.closed_error(&reason)));
+        self.closed.store(true, Ordering::Release);
+        let unsent: Vec<u32> = self
+            .lock_outbox()
+            .frames
+            .iter()
+            .map(|f| f.call_id)
+            .collect();
+        let mut lingering = Vec::new();
+        for (call_id, entry) in calls {
+            if let Some(reply) = entry.reply {
+                let _ = reply.send(Reply::Closed(error.duplicate()));
+            }
+            if !unsent.contains(&call_id) {
+                lingering.push(entry.permit);
+            }
+        }
+        if !lingering.is_empty() {
+            let hold = self.read_timeout;
+            tokio::spawn(async move {
+                tokio::time::sleep(hold).await;
+                drop(lingering);
+            });
         }
         self.out_ready.notify_one();
     }
 
-    fn closed_error(&self, reason: &str) -> Error {
-        match &self.lock_pending().refused {
-            Some(e) => e.duplicate(),
-            None => Error::ConnectionClosed {
-                addr: self.addr.clone(),
-                reason: reason.to_string(),
-            },
+    /// The caller of `call_id` gave up: drops its request if it was not sent, else leaves the
+    /// call to the server (orphaned: its permit stays taken until the answer comes or a read
+    /// timeout passes). Says which.
+    fn abandon(&self, call_id: u32) -> Delivery {
+        let unsent = self.lock_outbox().remove(call_id);
+        let mut p = self.lock_pending();
+        if unsent {
+            ServerCounters::add(&self.counters.abandoned_unsent, 1);
+            p.calls.remove(&call_id);
+            return Delivery::NotSent;
         }
+        if let Some(entry) = p.calls.get_mut(&call_id) {
+            entry.reply = None;
+            entry.orphaned_until = Some(Instant::now() + self.read_timeout);
+        }
+        Delivery::Unknown
+    }
+
+    /// The reader's periodic check: releases orphans whose answer is overdue, and says whether
+    /// the connection is dead (nothing read for the read timeout while calls are outstanding).
+    fn watchdog(&self, last_read: Instant) -> Option<Error> {
+        let now = Instant::now();
+        let mut p = self.lock_pending();
+        p.calls
+            .retain(|_, e| e.orphaned_until.is_none_or(|until| now < until));
+        if p.calls.is_empty() {
+            return None;
+        }
+        let quiet_since = last_read.max(p.busy_since);
+        if now.duration_since(quiet_since) < self.read_timeout {
+            return None;
+        }
+        ServerCounters::add(&self.counters.read_timeouts, 1);
+        // A timeout (no answer came in time), which closes the connection.
+        Some(Error::Timeout {
+            what: format!(
+                "reading from {} with {} calls outstanding (the read timeout: the connection is closed)",
+                self.addr,
+                p.calls.len()
+            ),
+            after: self.read_timeout,
+        })
     }
 }
 
@@ -96,63 +292,78 @@ impl Drop for RpcConnection {
     }
 }
 
-/// Removes a call's entry if its caller gives up (timeout or a dropped future).
+/// Settles a call whose caller gives up before its answer (a dropped future).
 struct CallGuard<'a> {
     shared: &'a Shared,
     call_id: u32,
+    settled: bool,
 }
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
-        self.shared.lock_pending().calls.remove(&self.call_id);
+        if !self.settled {
+            self.shared.abandon(self.call_id);
+        }
     }
 }
 
 impl RpcConnection {
-    /// Connects to `addr` (already mapped) of the server advertised as `host`, with the
-    /// client's security (TLS, SASL), and sends the preamble and connection header.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn connect(
-        addr: &str,
-        host: &str,
-        user: &str,
-        service: Service,
-        connect_timeout: Duration,
-        counters: Arc<ServerCounters>,
-        compression: CellBlockCompression,
-        max_in_flight: usize,
-        security: &Security,
-    ) -> Result<RpcConnection> {
-        let setup = security.establish(addr, host, service, user, compression.codec_class());
-        let established = match tokio::time::timeout(connect_timeout, setup).await {
+    /// Connects to `params.addr` with the client's security and sends the preamble, the SASL
+    /// exchange (Kerberos) and the connection header, all within the connect timeout.
+    pub(crate) async fn connect(params: ConnectionParams) -> Result<RpcConnection> {
+        let addr = params.addr.as_str();
+        let setup = params.security.establish(
+            addr,
+            &params.host,
+            params.service,
+            &params.user,
+            params.compression.codec_class(),
+        );
+        let established = match tokio::time::timeout(params.connect_timeout, setup).await {
             Ok(Ok(established)) => established,
+            // An I/O failure while setting up is a failed connect (the server is unreachable
+            // or hung up), not a failure of a connection in use.
+            Ok(Err(Error::Connection { addr, source })) => {
+                return Err(Error::Connect { addr, source })
+            }
             Ok(Err(e)) => return Err(e),
             Err(_) => {
-                return Err(Error::Timeout {
-                    what: format!("connecting to {addr}"),
-                    after: connect_timeout,
+                return Err(Error::Connect {
+                    addr: addr.to_string(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no connection within {:?}", params.connect_timeout),
+                    ),
                 })
             }
         };
         let (rd, wr) = (established.reader, established.writer);
+        let sasl = established.sasl;
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
-            counters,
-            compression,
+            counters: params.counters,
+            compression: params.compression,
+            read_timeout: params.read_timeout,
             pending: Mutex::new(Pending {
                 calls: HashMap::new(),
                 closed: None,
-                refused: None,
+                busy_since: Instant::now(),
             }),
-            out: Mutex::new(BytesMut::with_capacity(64 * 1024)),
+            outbox: Mutex::new(Outbox {
+                buf: BytesMut::with_capacity(64 * 1024),
+                ..Default::default()
+            }),
             out_ready: Notify::new(),
+            closed: AtomicBool::new(false),
             next_call_id: AtomicU32::new(0),
-            in_flight: Semaphore::new(max_in_flight.max(1)),
-            sasl: established.sasl,
+            in_flight: params.in_flight,
+            sasl_reply_possible: AtomicBool::new(sasl.is_some()),
+            sasl: sasl.is_some(),
+            wrapping: sasl.filter(|s| s.wraps()),
         });
         let reader = tokio::spawn(read_loop(shared.clone(), rd));
         let writer = tokio::spawn(write_loop(shared.clone(), wr));
-        tracing::debug!(addr, service = service.name(), "connected");
+        tracing::debug!(addr, service = params.service.name(), "connected");
         Ok(RpcConnection {
             shared,
             reader,
@@ -162,61 +373,88 @@ impl RpcConnection {
 
     /// False once the connection failed or was closed; the pool then makes a new one.
     pub(crate) fn is_open(&self) -> bool {
-        self.shared.lock_pending().closed.is_none()
+        !self.shared.closed.load(Ordering::Acquire)
     }
 
-    /// Sends one call and waits for its response, at most `timeout`.
+    /// Sends one call and waits for its response, at most `timeout` (the wait for a place
+    /// under the server's in-flight cap included).
     pub(crate) async fn call(
         &self,
         meta: RequestMeta<'_>,
         param: &impl Message,
         cellblock: Option<&[u8]>,
         timeout: Duration,
-    ) -> Result<ResponseBody> {
+    ) -> std::result::Result<ResponseBody, CallError> {
         let shared = &*self.shared;
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = Instant::now() + timeout;
+        let timed_out = |queued: &str| Error::Timeout {
+            what: format!("{} call to {}{queued}", meta.method, shared.addr),
+            after: timeout,
+        };
         // Beyond the cap, wait here (FIFO) rather than overflow the server's call queue.
-        let _permit = match shared.in_flight.try_acquire() {
+        let permit = match shared.in_flight.clone().try_acquire_owned() {
             Ok(permit) => permit,
-            Err(_) => match tokio::time::timeout_at(deadline, shared.in_flight.acquire()).await {
-                Ok(Ok(permit)) => permit,
-                Ok(Err(_)) => unreachable!("the in-flight semaphore is never closed"),
-                Err(_) => {
-                    return Err(Error::Timeout {
-                        what: format!(
-                            "{} call to {} (queued in the client)",
-                            meta.method, shared.addr
-                        ),
-                        after: timeout,
-                    })
+            Err(_) => {
+                let acquire = shared.in_flight.clone().acquire_owned();
+                match tokio::time::timeout_at(deadline, acquire).await {
+                    Ok(Ok(permit)) => permit,
+                    Ok(Err(_)) => unreachable!("the in-flight semaphore is never closed"),
+                    Err(_) => {
+                        return Err(CallError::not_sent(timed_out(" (queued in the client)")))
+                    }
                 }
-            },
+            }
         };
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7fff_ffff;
         let (tx, rx) = oneshot::channel();
         {
             let mut p = shared.lock_pending();
-            if let Some(reason) = &p.closed {
-                let reason = reason.clone();
-                drop(p);
-                return Err(shared.closed_error(&reason));
+            if let Some(e) = &p.closed {
+                return Err(CallError::not_sent(e.duplicate()));
             }
-            p.calls.insert(call_id, tx);
+            if p.calls.is_empty() {
+                p.busy_since = Instant::now();
+            }
+            p.calls.insert(
+                call_id,
+                Entry {
+                    reply: Some(tx),
+                    permit,
+                    orphaned_until: None,
+                },
+            );
         }
-        let _guard = CallGuard { shared, call_id };
+        let mut guard = CallGuard {
+            shared,
+            call_id,
+            settled: false,
+        };
         let compressed;
         let cellblock = match (shared.compression, cellblock) {
-            (CellBlockCompression::Snappy, Some(raw)) => {
-                compressed = compression::compress_snappy(raw)?;
-                Some(&compressed[..])
-            }
+            (CellBlockCompression::Snappy, Some(raw)) => match compression::compress_snappy(raw) {
+                Ok(c) => {
+                    compressed = c;
+                    Some(&compressed[..])
+                }
+                Err(e) => {
+                    guard.settled = true;
+                    shared.lock_pending().calls.remove(&call_id);
+                    return Err(CallError::not_sent(e));
+                }
+            },
             (_, cellblock) => cellblock,
         };
         let sent = {
-            let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
-            let before = out.len();
-            frame::encode_request(&mut out, call_id, meta, param, cellblock);
-            out.len() - before
+            let mut out = shared.lock_outbox();
+            let start = out.buf.len();
+            frame::encode_request(&mut out.buf, call_id, meta, param, cellblock);
+            let end = out.buf.len();
+            out.frames.push(Frame {
+                call_id,
+                start,
+                end,
+            });
+            end - start
         };
         shared.out_ready.notify_one();
         let c = &shared.counters;
@@ -225,130 +463,180 @@ impl RpcConnection {
         if meta.method == "Multi" {
             ServerCounters::add(&c.multi_calls, 1);
         }
-        let result = Self::await_reply(shared, meta.method, rx, deadline, timeout).await;
+        let reply = tokio::time::timeout_at(deadline, rx).await;
+        guard.settled = true;
+        let result = match reply {
+            Ok(Ok(Reply::Body(body))) => Ok(body),
+            Ok(Ok(Reply::Exception(error))) => Err(CallError {
+                error,
+                delivery: Delivery::Answered,
+            }),
+            Ok(Ok(Reply::Closed(error))) => Err(CallError {
+                delivery: shared.abandon(call_id),
+                error,
+            }),
+            Ok(Err(_)) => Err(CallError {
+                delivery: shared.abandon(call_id),
+                error: Error::ConnectionClosed {
+                    addr: shared.addr.clone(),
+                    reason: "connection task ended".into(),
+                },
+            }),
+            Err(_) => Err(CallError {
+                delivery: shared.abandon(call_id),
+                error: timed_out(""),
+            }),
+        };
         if result.is_err() {
             ServerCounters::add(&c.errors, 1);
         }
         result
     }
-
-    async fn await_reply(
-        shared: &Shared,
-        method: &str,
-        rx: oneshot::Receiver<Result<ResponseBody>>,
-        deadline: tokio::time::Instant,
-        timeout: Duration,
-    ) -> Result<ResponseBody> {
-        match tokio::time::timeout_at(deadline, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(Error::ConnectionClosed {
-                addr: shared.addr.clone(),
-                reason: "connection task ended".into(),
-            }),
-            Err(_) => Err(Error::Timeout {
-                what: format!("{method} call to {}", shared.addr),
-                after: timeout,
-            }),
-        }
-    }
 }
 
-async fn write_loop(shared: Arc<Shared>, mut wr: Writer) {
+async fn write_loop(shared: Arc<Shared>, wr: Writer) {
+    let mut wr = wr;
     loop {
         shared.out_ready.notified().await;
         // Let the other runnable tasks go first: a caller's notify puts this task in the
         // scheduler's next-to-run slot, so without the yield every call is its own send();
         // after it, the calls those tasks encode go out in the same write.
         tokio::task::yield_now().await;
-        if shared.lock_pending().closed.is_some() {
-            let _ = wr.shutdown().await;
-            return;
-        }
-        let batch = {
-            let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
-            if out.is_empty() {
-                continue;
+        loop {
+            if shared.closed.load(Ordering::Acquire) {
+                let _ = wr.shutdown().await;
+                return;
             }
-            out.split()
-        };
-        let batch = match shared.sasl.as_deref().filter(|s| s.wraps()) {
-            None => batch,
-            Some(sasl) => {
-                let mut sealed = BytesMut::with_capacity(batch.len() + 128);
-                if let Err(e) = sasl.seal(&batch, &mut sealed) {
-                    shared.close(e.to_string(), None);
-                    return;
+            let (mut batch, mut frames) = {
+                let mut out = shared.lock_outbox();
+                if out.buf.is_empty() {
+                    break;
                 }
-                sealed
+                let frames = std::mem::take(&mut out.frames);
+                (out.buf.split(), frames)
+            };
+            let written = match shared.wrapping.as_deref() {
+                None => write_batch(&shared, &mut wr, &mut batch, &mut frames).await,
+                Some(sasl) => write_sealed(&shared, &mut wr, sasl, &mut batch, &mut frames).await,
+            };
+            shared.lock_outbox().cancelled.clear();
+            if let Err(e) = written {
+                shared.close(Error::Connection {
+                    addr: shared.addr.clone(),
+                    source: e,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Writes `batch` (request frames `frames`). While the transport accepts nothing (the server
+/// is not reading), frames whose callers gave up and of which no byte is written yet are
+/// dropped.
+async fn write_batch(
+    shared: &Shared,
+    wr: &mut Writer,
+    batch: &mut BytesMut,
+    frames: &mut Vec<Frame>,
+) -> std::io::Result<()> {
+    let mut written = 0;
+    while written < batch.len() {
+        let n = match try_write(wr, &batch[written..]).await {
+            Some(n) => n?,
+            None => {
+                drop_cancelled(shared, batch, frames, written);
+                if written == batch.len() {
+                    break;
+                }
+                wr.write(&batch[written..]).await?
             }
         };
-        if let Err(e) = wr.write_all(&batch).await {
-            shared.close(format!("write failed: {e}"), None);
-            return;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        written += n;
+    }
+    // TLS keeps what the socket did not take yet; a plain socket has nothing to flush.
+    wr.flush().await
+}
+
+/// With integrity or privacy: seals `batch` piece by piece into wrapped tokens and writes
+/// them. A piece is sealed only when the one before it is written, so while the server is not
+/// reading, frames not sealed yet are still dropped when their callers give up.
+async fn write_sealed(
+    shared: &Shared,
+    wr: &mut Writer,
+    sasl: &SaslSession,
+    batch: &mut BytesMut,
+    frames: &mut Vec<Frame>,
+) -> std::io::Result<()> {
+    let mut sealed_upto = 0;
+    let mut token = BytesMut::new();
+    while sealed_upto < batch.len() {
+        drop_cancelled(shared, batch, frames, sealed_upto);
+        if sealed_upto == batch.len() {
+            break;
+        }
+        let end = batch.len().min(sealed_upto + SEAL_PIECE);
+        token.clear();
+        sasl.seal(&batch[sealed_upto..end], &mut token)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        sealed_upto = end;
+        wr.write_all(&token).await?;
+    }
+    wr.flush().await
+}
+
+/// Plaintext bytes sealed into one wrapped token: enough to amortise a GSS_Wrap, small enough
+/// that a blocked server leaves most of a large batch unsealed (and so still cancellable).
+const SEAL_PIECE: usize = 64 * 1024;
+
+/// One write if the transport takes bytes now; `None` if it would wait.
+async fn try_write(wr: &mut Writer, buf: &[u8]) -> Option<std::io::Result<usize>> {
+    std::future::poll_fn(
+        |cx| match std::pin::Pin::new(&mut *wr).poll_write(cx, buf) {
+            std::task::Poll::Ready(r) => std::task::Poll::Ready(Some(r)),
+            std::task::Poll::Pending => std::task::Poll::Ready(None),
+        },
+    )
+    .await
+}
+
+/// Cuts out of `batch` the frames whose callers gave up and that start at or after `from`
+/// (nothing of them has left the client).
+fn drop_cancelled(shared: &Shared, batch: &mut BytesMut, frames: &mut Vec<Frame>, from: usize) {
+    let cancelled = std::mem::take(&mut shared.lock_outbox().cancelled);
+    for call_id in cancelled {
+        let unstarted = frames
+            .iter()
+            .position(|f| f.call_id == call_id && f.start >= from);
+        if let Some(i) = unstarted {
+            cut_frame(batch, frames, i);
+            ServerCounters::add(&shared.counters.abandoned_unsent, 1);
         }
     }
 }
 
 async fn read_loop(shared: Arc<Shared>, mut rd: Reader) {
-    let (reason, refused) = match read_frames(&shared, &mut rd).await {
-        Ok(()) => ("server closed the connection".to_string(), None),
-        Err(e) if e.kind() == crate::ErrorKind::Authentication => (e.to_string(), Some(e)),
-        Err(e) => (e.to_string(), None),
-    };
-    shared.close(reason, refused);
+    let error = read_frames(&shared, &mut rd).await;
+    shared.close(error);
 }
 
-/// Reads the server's bytes into `buf` (unwrapping SASL tokens when the session wraps);
-/// false at the end of the stream.
-async fn fill(
-    shared: &Shared,
-    rd: &mut Reader,
-    buf: &mut BytesMut,
-    wrapped: &mut BytesMut,
-    first: &mut bool,
-) -> Result<bool> {
-    let sasl = shared.sasl.as_deref();
-    let target = if sasl.is_some_and(|s| s.wraps()) {
-        &mut *wrapped
-    } else {
-        &mut *buf
-    };
-    let n = rd
-        .read_buf(target)
-        .await
-        .map_err(|source| Error::Connection {
-            addr: shared.addr.clone(),
-            source,
-        })?;
-    if n == 0 {
-        return Ok(false);
-    }
-    if let Some(sasl) = sasl {
-        // A server that rejected our last SASL token answers with a SASL error, not a frame.
-        if *first && target.len() >= 8 {
-            *first = false;
-            if let Some(e) = super::sasl::late_sasl_error(target, &shared.addr) {
-                return Err(e);
-            }
-        }
-        if sasl.wraps() {
-            sasl.open_into(wrapped, buf)?;
-        }
-    }
-    Ok(true)
-}
-
-async fn read_frames(shared: &Shared, rd: &mut Reader) -> Result<()> {
+/// Reads and dispatches frames until the connection fails; returns why it did.
+async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    // With wrapping, what the socket gives goes here first and is unwrapped into `buf`.
     let mut wrapped = BytesMut::new();
-    let mut first = true;
+    let tick = (shared.read_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let mut last_read = Instant::now();
+    let check = tokio::time::sleep_until(last_read + tick);
+    tokio::pin!(check);
     loop {
         while buf.len() >= 4 {
             let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
             if len > frame::MAX_FRAME_LEN {
-                return Err(Error::Protocol(format!(
-                    "response frame of {len} bytes is too large"
-                )));
+                return Error::Protocol(format!("response frame of {len} bytes is too large"));
             }
             if buf.len() < 4 + len {
                 // Grow as the bytes arrive: a corrupt length below the limit must not
@@ -358,38 +646,91 @@ async fn read_frames(shared: &Shared, rd: &mut Reader) -> Result<()> {
             }
             buf.advance(4);
             ServerCounters::add(&shared.counters.bytes_received, 4 + len as u64);
-            let response = frame::decode_response(buf.split_to(len).freeze())?;
-            dispatch(shared, response)?;
+            let dispatched = frame::decode_response(buf.split_to(len).freeze())
+                .and_then(|r| dispatch(shared, r));
+            if let Err(e) = dispatched {
+                return e;
+            }
         }
-        if !fill(shared, rd, &mut buf, &mut wrapped, &mut first).await? {
-            return Ok(());
+        let target = if shared.wrapping.is_some() {
+            &mut wrapped
+        } else {
+            &mut buf
+        };
+        let read = tokio::select! {
+            read = rd.read_buf(target) => read,
+            _ = &mut check => {
+                if let Some(dead) = shared.watchdog(last_read) {
+                    return dead;
+                }
+                check.as_mut().reset(Instant::now() + tick);
+                continue;
+            }
+        };
+        match read {
+            Ok(0) => {
+                return Error::ConnectionClosed {
+                    addr: shared.addr.clone(),
+                    reason: "server closed the connection".into(),
+                }
+            }
+            Ok(_) => {
+                last_read = Instant::now();
+                if let Err(e) = fill(shared, &mut wrapped, &mut buf) {
+                    return e;
+                }
+            }
+            Err(source) => {
+                return Error::Connection {
+                    addr: shared.addr.clone(),
+                    source,
+                }
+            }
         }
     }
 }
 
-/// Connection-level exceptions that mean "not with these credentials".
-fn is_refusal(e: &crate::error::RemoteException) -> bool {
-    matches!(
-        e.short_class_name(),
-        "AccessDeniedException" | "BadAuthException" | "SaslException" | "AuthorizationException"
-    )
+/// After a read: recognises a late SASL error reply as the first bytes of a Kerberos
+/// connection, and unwraps the complete tokens of `wrapped` into `buf` when frames travel
+/// wrapped.
+fn fill(shared: &Shared, wrapped: &mut BytesMut, buf: &mut BytesMut) -> Result<()> {
+    if shared.sasl_reply_possible.load(Ordering::Relaxed) {
+        let first = if shared.wrapping.is_some() {
+            &*wrapped
+        } else {
+            &*buf
+        };
+        if first.len() >= 8 {
+            shared.sasl_reply_possible.store(false, Ordering::Relaxed);
+            if let Some(e) = super::sasl::late_sasl_error(first, &shared.addr) {
+                return Err(e);
+            }
+        }
+    }
+    match &shared.wrapping {
+        Some(sasl) => sasl.open_into(wrapped, buf),
+        None => Ok(()),
+    }
 }
 
 fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
     if response.call_id == u32::MAX {
-        // A connection-level error (bad header, unsupported codec…): the server closes next.
+        // A connection-level error (bad header, unsupported codec, rejected authentication):
+        // the server closes next. It fails every call, with the server's flags intact.
         return Err(match response.body {
-            Err(exception) if is_refusal(&exception) => Error::Authentication {
-                server: Some(shared.addr.clone()),
-                message: format!(
-                    "the server refused the connection: {exception}{}",
-                    if shared.sasl.is_none() {
-                        " (a secured cluster needs ClientConfig::kerberos)"
-                    } else {
-                        ""
-                    }
-                ),
-            },
+            Err(exception) if exceptions::refuses_credentials(&exception) => {
+                Error::Authentication {
+                    server: Some(shared.addr.clone()),
+                    message: format!(
+                        "the server refused the connection: {exception}{}",
+                        if shared.sasl {
+                            ""
+                        } else {
+                            " (a secured cluster needs ClientConfig::kerberos)"
+                        }
+                    ),
+                }
+            }
             Err(exception) => Error::Remote {
                 server: shared.addr.clone(),
                 exception,
@@ -397,29 +738,60 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
             Ok(_) => Error::Protocol("response without call id".into()),
         });
     }
-    let reply = shared.lock_pending().calls.remove(&response.call_id);
-    let mut body = response.body.map_err(|exception| Error::Remote {
-        server: shared.addr.clone(),
-        exception,
-    });
-    let mut corrupt = None;
-    if let (CellBlockCompression::Snappy, Ok(b)) = (shared.compression, &mut body) {
-        if !b.cellblock.is_empty() {
-            match compression::decompress_snappy(&b.cellblock) {
-                Ok(raw) => b.cellblock = raw,
-                Err(e) => corrupt = Some(e),
+    // No entry: the caller gave up and its answer is overdue, or it never existed.
+    let entry = shared.lock_pending().calls.remove(&response.call_id);
+    let mut body = match response.body {
+        Ok(body) => body,
+        Err(exception) => {
+            if let Some(reply) = entry.and_then(|e| e.reply) {
+                let _ = reply.send(Reply::Exception(Error::Remote {
+                    server: shared.addr.clone(),
+                    exception,
+                }));
+            }
+            return Ok(());
+        }
+    };
+    if shared.compression == CellBlockCompression::Snappy && !body.cellblock.is_empty() {
+        match compression::decompress_snappy(&body.cellblock) {
+            Ok(raw) => body.cellblock = raw,
+            Err(e) => {
+                if let Some(reply) = entry.and_then(|e| e.reply) {
+                    let _ = reply.send(Reply::Closed(e.duplicate()));
+                }
+                return Err(e);
             }
         }
     }
-    if let Some(e) = corrupt {
-        if let Some(reply) = reply {
-            let _ = reply.send(Err(e.duplicate()));
-        }
-        return Err(e);
-    }
-    // No entry: the caller timed out or went away; drop the late answer.
-    if let Some(reply) = reply {
-        let _ = reply.send(body);
+    if let Some(reply) = entry.and_then(|e| e.reply) {
+        let _ = reply.send(Reply::Body(body));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutting_a_frame_keeps_the_others_intact() {
+        let mut out = Outbox::default();
+        for (id, bytes) in [(1u32, &b"aaa"[..]), (2, b"bb"), (3, b"cccc")] {
+            let start = out.buf.len();
+            out.buf.extend_from_slice(bytes);
+            out.frames.push(Frame {
+                call_id: id,
+                start,
+                end: out.buf.len(),
+            });
+        }
+        assert!(out.remove(2));
+        assert_eq!(&out.buf[..], b"aaacccc");
+        assert_eq!((out.frames[1].start, out.frames[1].end), (3, 7));
+        // Not here (taken by the writer, or written): remembered as cancelled.
+        assert!(!out.remove(9));
+        assert_eq!(out.cancelled, vec![9]);
+        assert!(out.remove(1) && out.remove(3));
+        assert!(out.buf.is_empty() && out.frames.is_empty());
+    }
 }

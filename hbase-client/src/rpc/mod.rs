@@ -6,7 +6,6 @@ pub(crate) mod connection;
 pub mod frame;
 #[cfg(feature = "kerberos")]
 pub(crate) mod kerberos;
-pub(crate) mod pool;
 pub(crate) mod sasl;
 pub(crate) mod secure;
 #[cfg(feature = "tls")]

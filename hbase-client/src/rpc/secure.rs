@@ -9,9 +9,8 @@ use tokio::net::TcpStream;
 
 use super::frame::{self, AuthMethod, Service};
 use super::sasl::SaslSession;
-use crate::config::ClientConfig;
 use crate::error::{Error, Result};
-use crate::security::{SecurityCounters, SecurityStatus};
+use crate::security::{Kerberos, SecurityCounters, SecurityStatus, Tls};
 
 #[cfg(feature = "kerberos")]
 use super::kerberos::{GssContext, KerberosAuth};
@@ -49,14 +48,14 @@ impl std::fmt::Debug for Security {
 
 impl Security {
     /// Prepares the configured security: reads the TLS files and logs in to Kerberos, so that
-    /// bad settings and bad credentials fail here, once.
-    pub(crate) async fn new(config: &ClientConfig) -> Result<Security> {
+    /// bad settings and bad credentials fail here, once. Neither configured: SIMPLE over TCP.
+    pub(crate) async fn new(kerberos: Option<&Kerberos>, tls: Option<&Tls>) -> Result<Security> {
         let counters = Arc::new(SecurityCounters::default());
-        let _ = config; // unused when both features are off
+        let _ = (kerberos, tls); // unused when both features are off
         #[cfg(feature = "tls")]
-        let tls = config.tls.as_ref().map(TlsClient::new).transpose()?;
+        let tls = tls.map(TlsClient::new).transpose()?;
         #[cfg(feature = "kerberos")]
-        let kerberos = match &config.kerberos {
+        let kerberos = match kerberos {
             Some(settings) => match KerberosAuth::new(settings.clone(), counters.clone()).await {
                 Ok(auth) => Some(Arc::new(auth)),
                 Err(e) => {
@@ -73,17 +72,6 @@ impl Security {
             tls,
             counters,
         })
-    }
-
-    /// No security: SIMPLE authentication over plain TCP.
-    pub(crate) fn none() -> Security {
-        Security {
-            #[cfg(feature = "kerberos")]
-            kerberos: None,
-            #[cfg(feature = "tls")]
-            tls: None,
-            counters: Arc::new(SecurityCounters::default()),
-        }
     }
 
     pub(crate) fn status(&self) -> SecurityStatus {
@@ -105,20 +93,34 @@ impl Security {
                 addr: addr.to_string(),
                 source,
             };
-            let tcp = TcpStream::connect(addr).await.map_err(connection_error)?;
+            let mut tcp = TcpStream::connect(addr).await.map_err(connection_error)?;
             tcp.set_nodelay(true).map_err(connection_error)?;
             #[cfg(feature = "tls")]
             if let Some(tls) = &self.tls {
-                let stream = tls.handshake(tcp, dial_host(addr), addr).await?;
+                let mut stream = tls.handshake(tcp, dial_host(addr), addr).await?;
                 self.counters.tls_done();
-                return self
-                    .after_transport(stream, addr, host, service, user, compressor)
-                    .await;
+                let sasl = self
+                    .authenticate(&mut stream, addr, host, service, user, compressor)
+                    .await?;
+                let (reader, writer) = tokio::io::split(stream);
+                return Ok(Established {
+                    reader: Box::new(reader),
+                    writer: Box::new(writer),
+                    sasl,
+                });
             }
-            self.after_transport(tcp, addr, host, service, user, compressor)
-                .await
+            let sasl = self
+                .authenticate(&mut tcp, addr, host, service, user, compressor)
+                .await?;
+            // A TCP stream splits without a lock between its halves.
+            let (reader, writer) = tcp.into_split();
+            Ok(Established {
+                reader: Box::new(reader),
+                writer: Box::new(writer),
+                sasl,
+            })
         };
-        let result = setup.await;
+        let result: Result<Established> = setup.await;
         if let Err(e) = &result {
             if e.kind() == crate::ErrorKind::Authentication {
                 self.counters.failed();
@@ -127,44 +129,36 @@ impl Security {
         result
     }
 
-    async fn after_transport<S>(
+    /// The preamble, the SASL exchange (with Kerberos) and the connection header on the
+    /// transport; the SASL session if there is one.
+    async fn authenticate<S>(
         &self,
-        mut stream: S,
+        stream: &mut S,
         addr: &str,
         host: &str,
         service: Service,
         user: &str,
         compressor: Option<&str>,
-    ) -> Result<Established>
+    ) -> Result<Option<Arc<SaslSession>>>
     where
-        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+        S: AsyncRead + AsyncWrite + Send + Unpin,
     {
-        let io = |source| Error::Connection {
-            addr: addr.to_string(),
-            source,
-        };
         #[cfg(feature = "kerberos")]
         if let Some(auth) = &self.kerberos {
-            let sasl = self
-                .kerberos_exchange(auth, &mut stream, addr, host, service, compressor)
-                .await?;
-            let (reader, writer) = tokio::io::split(stream);
-            return Ok(Established {
-                reader: Box::new(reader),
-                writer: Box::new(writer),
-                sasl,
-            });
+            return self
+                .kerberos_exchange(auth, stream, addr, host, service, compressor)
+                .await;
         }
         let _ = host;
         let mut hello = frame::preamble(AuthMethod::Simple).to_vec();
         hello.extend_from_slice(&frame::connection_header(user, service, compressor));
+        let io = |source| Error::Connection {
+            addr: addr.to_string(),
+            source,
+        };
         stream.write_all(&hello).await.map_err(io)?;
-        let (reader, writer) = tokio::io::split(stream);
-        Ok(Established {
-            reader: Box::new(reader),
-            writer: Box::new(writer),
-            sasl: None,
-        })
+        stream.flush().await.map_err(io)?;
+        Ok(None)
     }
 
     /// Preamble (KERBEROS), SASL/GSSAPI, then the connection header as the principal.
@@ -238,6 +232,7 @@ impl Security {
         } else {
             stream.write_all(&header).await.map_err(io)?;
         }
+        stream.flush().await.map_err(io)?;
         self.counters.sasl_done(session.protection());
         tracing::debug!(addr, %target, protection = %session.protection(), "SASL established");
         Ok(Some(Arc::new(session)))

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::rpc::CellBlockCompression;
+use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
 use crate::security::{Kerberos, Tls};
 
 /// Rewrites a server address (`host:port`) before the client connects to it.
@@ -30,6 +31,15 @@ pub struct ClientConfig {
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
     pub(crate) max_in_flight_per_server: usize,
+    pub(crate) read_timeout: Option<Duration>,
+    pub(crate) failed_server_expiry: Duration,
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
+    pub(crate) write_buffer_size: usize,
+    pub(crate) write_buffer_limit: usize,
+    pub(crate) scanner_caching: u32,
+    pub(crate) scanner_max_result_size: u64,
+    pub(crate) keyvalue_max_size: usize,
+    pub(crate) bootstrap_servers: Vec<String>,
     pub(crate) kerberos: Option<Kerberos>,
     pub(crate) tls: Option<Tls>,
 }
@@ -50,6 +60,15 @@ impl fmt::Debug for ClientConfig {
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
             .field("max_in_flight_per_server", &self.max_in_flight_per_server)
+            .field("read_timeout", &self.read_timeout())
+            .field("failed_server_expiry", &self.failed_server_expiry)
+            .field("retry_policy", &self.retry_policy)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("write_buffer_limit", &self.write_buffer_limit)
+            .field("scanner_caching", &self.scanner_caching)
+            .field("scanner_max_result_size", &self.scanner_max_result_size)
+            .field("keyvalue_max_size", &self.keyvalue_max_size)
+            .field("bootstrap_servers", &self.bootstrap_servers)
             .field("kerberos", &self.kerberos)
             .field("tls", &self.tls)
             .finish()
@@ -75,10 +94,81 @@ impl ClientConfig {
                 address_mapper: None,
                 compression: CellBlockCompression::None,
                 max_in_flight_per_server: 64,
+                read_timeout: None,
+                failed_server_expiry: Duration::from_secs(2),
+                retry_policy: None,
+                write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
+                write_buffer_limit: DEFAULT_WRITE_BUFFER_LIMIT,
+                scanner_caching: DEFAULT_SCANNER_CACHING,
+                scanner_max_result_size: DEFAULT_SCANNER_MAX_RESULT_SIZE,
+                keyvalue_max_size: crate::rpc::cellblock::MAX_KEYVALUE_SIZE,
+                bootstrap_servers: Vec::new(),
                 kerberos: None,
                 tls: None,
             },
         }
+    }
+
+    /// Reads `hbase-site.xml` from `dir_or_file` (a directory holding it, or the file itself):
+    /// the client properties of [`HbaseSite`](crate::HbaseSite) (ZooKeeper quorum and port,
+    /// znode parent, timeouts, retries, pause, write buffer, scanner caching and result size,
+    /// KeyValue size limit, cell-block compressor). Unknown properties are ignored; a bad value
+    /// is an [`Error::InvalidInput`] naming the property.
+    pub fn from_hbase_site(dir_or_file: impl AsRef<std::path::Path>) -> Result<ClientConfig> {
+        crate::site::HbaseSite::load(dir_or_file)?
+            .to_builder()?
+            .build()
+    }
+
+    /// The znode parent (`zookeeper.znode.parent`).
+    pub fn znode_parent(&self) -> &str {
+        &self.znode_parent
+    }
+
+    /// Retries after the first attempt.
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// Base pause between retries.
+    pub fn pause(&self) -> Duration {
+        self.pause
+    }
+
+    /// Default write buffer of a [`BufferedMutator`](crate::BufferedMutator)
+    /// (`hbase.client.write.buffer`).
+    pub fn write_buffer_size(&self) -> usize {
+        self.write_buffer_size
+    }
+
+    /// Bound on the bytes all mutators of one client hold together.
+    pub fn write_buffer_limit(&self) -> usize {
+        self.write_buffer_limit
+    }
+
+    /// Rows per scan RPC when a [`Scan`](crate::Scan) does not say.
+    pub fn scanner_caching(&self) -> u32 {
+        self.scanner_caching
+    }
+
+    /// Bytes per scan response when a [`Scan`](crate::Scan) does not say.
+    pub fn scanner_max_result_size(&self) -> u64 {
+        self.scanner_max_result_size
+    }
+
+    /// Largest KeyValue a mutation may carry (`hbase.client.keyvalue.maxsize`).
+    pub fn keyvalue_max_size(&self) -> usize {
+        self.keyvalue_max_size
+    }
+
+    /// The cell-block compression.
+    pub fn cellblock_compression(&self) -> CellBlockCompression {
+        self.compression
+    }
+
+    /// `hbase.client.bootstrap.servers` (or `hbase.masters`), for the RPC connection registry.
+    pub fn bootstrap_servers(&self) -> &[String] {
+        &self.bootstrap_servers
     }
 
     /// The ZooKeeper quorum string.
@@ -96,6 +186,24 @@ impl ClientConfig {
         self.operation_timeout
     }
 
+    /// How long a connection may read nothing while calls are outstanding before it is
+    /// declared dead (default: twice the RPC timeout).
+    pub fn read_timeout(&self) -> Duration {
+        self.read_timeout.unwrap_or(self.rpc_timeout * 2)
+    }
+
+    /// The retry policy: the configured one, or [`HBaseBackoff`] from the pause and retries.
+    pub(crate) fn retry_policy(&self) -> Arc<dyn RetryPolicy> {
+        match &self.retry_policy {
+            Some(p) => p.clone(),
+            None => Arc::new(HBaseBackoff {
+                pause: self.pause,
+                pause_overloaded: self.pause.max(Duration::from_millis(500)),
+                retries: self.retries,
+            }),
+        }
+    }
+
     pub(crate) fn map_address(&self, addr: &str) -> String {
         match &self.address_mapper {
             Some(map) => map(addr),
@@ -103,6 +211,13 @@ impl ClientConfig {
         }
     }
 }
+
+/// Default [`ClientConfig::write_buffer_size`]: 2 MiB, as HBase's `hbase.client.write.buffer`.
+pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 2 * 1024 * 1024;
+/// Default [`ClientConfig::write_buffer_limit`]: 256 MiB for all mutators of one client.
+pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
+// The scanner defaults belong to the request type that falls back on them.
+pub use crate::ops::{DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
 
 /// Builder for [`ClientConfig`]. Every setting has a production default.
 #[derive(Debug, Clone)]
@@ -185,6 +300,76 @@ impl ClientConfigBuilder {
         self
     }
 
+    /// How long a connection may read nothing at all while calls are outstanding before it is
+    /// declared dead and closed (the calls on it fail and are retried elsewhere). Default:
+    /// twice the RPC timeout, so that one slow or lost call never costs the connection; a
+    /// call that times out fails alone.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.read_timeout = Some(timeout);
+        self
+    }
+
+    /// After a failed connect, how long callers fail at once
+    /// ([`Error::RecentlyFailed`](crate::Error::RecentlyFailed)) instead of connecting to
+    /// that server again, so that they look the region up again. Default 2 s (Java's
+    /// `hbase.ipc.client.failed.servers.expiry`).
+    pub fn failed_server_expiry(mut self, expiry: Duration) -> Self {
+        self.config.failed_server_expiry = expiry;
+        self
+    }
+
+    /// Decides the pauses between attempts and when to give up (default: [`HBaseBackoff`]
+    /// with [`pause`](Self::pause) and [`retries`](Self::retries)). The client never retries
+    /// a do-not-retry error, and never waits past the operation timeout, whatever the policy
+    /// says.
+    pub fn retry_policy(mut self, policy: impl RetryPolicy + 'static) -> Self {
+        self.config.retry_policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Default write buffer of mutators whose [`MutatorConfig`](crate::MutatorConfig) sets
+    /// none. Default 2 MiB.
+    pub fn write_buffer_size(mut self, bytes: usize) -> Self {
+        self.config.write_buffer_size = bytes.max(1);
+        self
+    }
+
+    /// The most bytes all [`BufferedMutator`](crate::BufferedMutator)s of one client may hold
+    /// together, buffered or in flight (default 256 MiB). A mutation that would pass it waits
+    /// until acknowledged (or failed) batches release room; idle buffers are flushed so the
+    /// wait always ends. Nothing is dropped. A single mutation larger than the limit is let
+    /// through when nothing else is held.
+    pub fn write_buffer_limit(mut self, bytes: usize) -> Self {
+        self.config.write_buffer_limit = bytes.max(1);
+        self
+    }
+
+    /// Rows per scan RPC for scans that set no caching. Default 1000.
+    pub fn scanner_caching(mut self, rows: u32) -> Self {
+        self.config.scanner_caching = rows.max(1);
+        self
+    }
+
+    /// Bytes per scan response for scans that set no maximum. Default 2 MiB.
+    pub fn scanner_max_result_size(mut self, bytes: u64) -> Self {
+        self.config.scanner_max_result_size = bytes.max(1);
+        self
+    }
+
+    /// Largest KeyValue (key + value + 8 bytes of lengths) a mutation may carry; checked before
+    /// sending. Default 10 MiB, as HBase's `hbase.client.keyvalue.maxsize`; `usize::MAX` turns
+    /// the check off (the server keeps its own limit).
+    pub fn keyvalue_max_size(mut self, bytes: usize) -> Self {
+        self.config.keyvalue_max_size = bytes;
+        self
+    }
+
+    /// Servers (`host:port`) of the RPC connection registry (`hbase.client.bootstrap.servers`).
+    pub fn bootstrap_servers(mut self, servers: Vec<String>) -> Self {
+        self.config.bootstrap_servers = servers;
+        self
+    }
+
     /// Authenticates with Kerberos (SASL/GSSAPI) instead of SIMPLE, as a cluster with
     /// `hbase.security.authentication=kerberos` requires. See [`Kerberos`].
     pub fn kerberos(mut self, kerberos: Kerberos) -> Self {
@@ -215,6 +400,7 @@ impl ClientConfigBuilder {
             ("rpc_timeout", c.rpc_timeout),
             ("operation_timeout", c.operation_timeout),
             ("zk_session_timeout", c.zk_session_timeout),
+            ("read_timeout", c.read_timeout.unwrap_or(c.rpc_timeout)),
         ] {
             if zero.1.is_zero() {
                 return Err(Error::InvalidInput(format!(

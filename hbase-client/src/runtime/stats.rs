@@ -15,6 +15,10 @@ pub(crate) struct ServerCounters {
     pub(crate) relocations: AtomicU64,
     pub(crate) bytes_sent: AtomicU64,
     pub(crate) bytes_received: AtomicU64,
+    pub(crate) connects: AtomicU64,
+    pub(crate) failed_connects: AtomicU64,
+    pub(crate) read_timeouts: AtomicU64,
+    pub(crate) abandoned_unsent: AtomicU64,
 }
 
 impl ServerCounters {
@@ -55,6 +59,10 @@ impl Stats {
                     relocations: c.relocations.load(Relaxed),
                     bytes_sent: c.bytes_sent.load(Relaxed),
                     bytes_received: c.bytes_received.load(Relaxed),
+                    connects: c.connects.load(Relaxed),
+                    failed_connects: c.failed_connects.load(Relaxed),
+                    read_timeouts: c.read_timeouts.load(Relaxed),
+                    abandoned_unsent: c.abandoned_unsent.load(Relaxed),
                 })
                 .collect(),
             meta_cache_hits: self.meta_cache_hits.load(Relaxed),
@@ -84,6 +92,16 @@ pub struct ServerStats {
     pub bytes_sent: u64,
     /// Response bytes read.
     pub bytes_received: u64,
+    /// Connection attempts (one attempt serves every caller waiting for it).
+    pub connects: u64,
+    /// Connection attempts that failed (refused, unreachable, no handshake in time).
+    pub failed_connects: u64,
+    /// Connections closed because nothing was read for the read timeout while calls were
+    /// outstanding.
+    pub read_timeouts: u64,
+    /// Calls given up (timed out or dropped) before any of their bytes was written, and so
+    /// never sent.
+    pub abandoned_unsent: u64,
 }
 
 /// A point-in-time copy of the client's counters.
