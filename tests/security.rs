@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use hbase_client::{
     Action, ActionResult, Client, ClientConfig, ClientConfigBuilder, Error, ErrorKind, Get,
-    Kerberos, MutatorConfig, Protection, Put, Scan, Tls,
+    HbaseSite, Kerberos, MutatorConfig, Protection, Put, Scan, Tls,
 };
 use hbase_it::secure::{Relay, SecureCluster};
 
@@ -440,6 +440,40 @@ async fn tls_data_path() {
     );
 }
 
+/// Kerberos over TLS, configured only by the cluster's client `hbase-site.xml` (its
+/// `hbase.security.authentication`, server principals, TLS trust store and PEM keystore) and a
+/// keytab login: the data path at `authentication` (TLS encrypts) and at `privacy` (both do).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kerberos_over_tls_from_the_site_file() {
+    let c = SecureCluster::kerberos();
+    assert_eq!(c.get("SECURITY"), "kerberos,tls");
+    let mut site = HbaseSite::load(c.get("CLIENT_CONF_DIR")).unwrap();
+    site.set("hbase.client.keytab.principal", c.get("CLIENT_PRINCIPAL"));
+    site.set("hbase.client.keytab.file", c.get("CLIENT_KEYTAB"));
+    for level in [Protection::Authentication, Protection::Privacy] {
+        site.set("hbase.rpc.protection", level.name());
+        let relay = Relay::new();
+        let client = connect(site.to_builder().unwrap().address_mapper(relay.mapper()))
+            .await
+            .unwrap();
+        let marker = format!("plain-text-marker-krb-tls-{}", level.name());
+        tokio::time::timeout(HANG_GUARD, data_path(&client, "krbtls", &marker))
+            .await
+            .expect("no hang");
+        let status = client.security();
+        let connections = relay.accepted();
+        assert!(connections >= 2, "master and a region server: {status:?}");
+        // every connection: one TLS handshake, then one SASL exchange at this level
+        assert_eq!(status.tls_handshakes, connections, "{status:?}");
+        assert_eq!(status.sasl_handshakes.at(level), connections, "{status:?}");
+        assert_eq!(status.sasl_handshakes.total(), connections, "{status:?}");
+        assert_eq!(status.principal.as_deref(), Some(c.get("CLIENT_PRINCIPAL")));
+        // nothing in clear text on the wire: neither values nor the principal
+        assert!(!relay.saw(marker.as_bytes()), "{level}: marker on the wire");
+        assert!(!relay.saw(c.get("CLIENT_PRINCIPAL").as_bytes()), "{level}");
+    }
+}
+
 async fn first_call_error(builder: ClientConfigBuilder) -> Error {
     let client = connect(builder).await.unwrap();
     let t = client.table("hbase:meta").unwrap();
@@ -565,6 +599,18 @@ async fn ycsb_load_and_run_with_principal_and_keytab() {
     ))
     .await;
     assert_eq!(report_count(&run, "READ", "Return=OK"), 2000, "{run}");
+    // the cluster's client site file (-cp): Kerberos over TLS, with only the keytab login
+    // given as YCSB's properties
+    let run = ycsb(&format!(
+        "run -cp {} -p table={table} -p columnfamily=family -p principal={} -p keytab={} \
+         -P workloadc {counts}",
+        c.get("CLIENT_CONF_DIR"),
+        c.get("CLIENT_PRINCIPAL"),
+        c.get("CLIENT_KEYTAB")
+    ))
+    .await;
+    assert_eq!(report_count(&run, "READ", "Return=OK"), 2000, "{run}");
+    assert!(!run.contains("Return=ERROR"), "{run}");
 
     let client = connect(ClientConfig::builder(c.zk()).kerberos(kerberos_client(
         c,

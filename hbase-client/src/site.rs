@@ -28,6 +28,7 @@
 //! | `hbase.client.netty.tls.enabled` | `true`: [`ClientConfigBuilder::tls`] |
 //! | `hbase.rpc.tls.truststore.location` | with TLS: the CA certificates (PEM), required |
 //! | `hbase.rpc.tls.keystore.location` | with TLS: a client certificate and its key in one PEM file (optional) |
+//! | `hbase.rpc.tls.truststore.type`, `hbase.rpc.tls.keystore.type` | `PEM` only (JKS and PKCS12 stores are an error: convert them with `keytool`/`openssl`) |
 //!
 //! Values may refer to other properties (`${name}`) or the environment (`${env.NAME}`), as in
 //! Hadoop; a `<final>` flag is accepted and has no effect here.
@@ -41,7 +42,7 @@ use crate::runtime::config::{ClientConfig, ClientConfigBuilder};
 use crate::security::{Kerberos, Protection, Tls};
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 24] = [
+pub const HONOURED_PROPERTIES: [&str; 26] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -66,6 +67,8 @@ pub const HONOURED_PROPERTIES: [&str; 24] = [
     "hbase.client.netty.tls.enabled",
     "hbase.rpc.tls.truststore.location",
     "hbase.rpc.tls.keystore.location",
+    "hbase.rpc.tls.truststore.type",
+    "hbase.rpc.tls.keystore.type",
 ];
 
 /// The ZooKeeper registry classes `hbase.client.registry.impl` may name.
@@ -437,6 +440,17 @@ impl HbaseSite {
                 )))
             }
         }
+        for store in ["truststore", "keystore"] {
+            let name = format!("hbase.rpc.tls.{store}.type");
+            match self.get(&name) {
+                Some(t) if !t.trim().is_empty() && !t.trim().eq_ignore_ascii_case("pem") => {
+                    return Err(invalid(format!(
+                        "{name}={t}: this client reads PEM files only (convert the store to PEM)"
+                    )))
+                }
+                _ => {}
+            }
+        }
         let ca = self
             .get("hbase.rpc.tls.truststore.location")
             .filter(|v| !v.trim().is_empty())
@@ -477,6 +491,76 @@ mod tests {
         match config(pairs) {
             Err(Error::InvalidInput(m)) => m,
             other => panic!("{pairs:?}: expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn security_properties() {
+        let c = config(&[
+            ("hbase.security.authentication", "Kerberos"),
+            ("hbase.client.keytab.file", "/k"),
+            ("hbase.client.keytab.principal", "app@R"),
+            ("hbase.rpc.protection", "privacy,integrity"),
+            ("hbase.regionserver.kerberos.principal", "hbase/_HOST@R"),
+            ("hbase.master.kerberos.principal", "hm/_HOST@R"),
+            ("hbase.client.netty.tls.enabled", "true"),
+            ("hbase.rpc.tls.truststore.type", "PEM"),
+            ("hbase.rpc.tls.truststore.location", "/ca.pem"),
+            ("hbase.rpc.tls.keystore.location", "/client.pem"),
+        ])
+        .unwrap();
+        let want = Kerberos::from_keytab("app@R", "/k")
+            .protections(&[Protection::Privacy, Protection::Integrity])
+            .regionserver_principal("hbase/_HOST@R")
+            .master_principal("hm/_HOST@R");
+        assert_eq!(c.kerberos, Some(want));
+        assert_eq!(
+            c.tls,
+            Some(Tls::new("/ca.pem").client_certificate("/client.pem", "/client.pem"))
+        );
+        // Kerberos without a keytab: the ticket cache; simple: none
+        let c = config(&[("hbase.security.authentication", "kerberos")]).unwrap();
+        assert_eq!(c.kerberos, Some(Kerberos::from_ticket_cache(None)));
+        let c = config(&[
+            ("hbase.security.authentication", "simple"),
+            ("hbase.client.keytab.file", "/k"),
+        ])
+        .unwrap();
+        assert_eq!((c.kerberos, c.tls), (None, None));
+        for (bad, says) in [
+            (
+                &[("hbase.security.authentication", "token")][..],
+                "hbase.security.authentication",
+            ),
+            (
+                &[
+                    ("hbase.security.authentication", "kerberos"),
+                    ("hbase.client.keytab.file", "/k"),
+                ][..],
+                "hbase.client.keytab.principal",
+            ),
+            (
+                &[
+                    ("hbase.security.authentication", "kerberos"),
+                    ("hbase.rpc.protection", "secret"),
+                ][..],
+                "hbase.rpc.protection",
+            ),
+            (
+                &[("hbase.client.netty.tls.enabled", "true")][..],
+                "hbase.rpc.tls.truststore.location",
+            ),
+            (
+                &[
+                    ("hbase.client.netty.tls.enabled", "true"),
+                    ("hbase.rpc.tls.truststore.location", "/t.jks"),
+                    ("hbase.rpc.tls.truststore.type", "JKS"),
+                ][..],
+                "hbase.rpc.tls.truststore.type",
+            ),
+        ] {
+            let m = err(bad);
+            assert!(m.contains(says), "{bad:?}: {m}");
         }
     }
 

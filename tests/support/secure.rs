@@ -5,10 +5,10 @@
 //! `scripts/test` stops the ones it did not find running. Directories and ports (defaults beside
 //! the main cluster's 2181 and the fault cluster's 2191):
 //!
-//! | cluster  | state directory        | ZooKeeper (env, default)      | master  | KDC               |
-//! |----------|------------------------|-------------------------------|---------|-------------------|
-//! | Kerberos | `target/hbase-kerberos`| `HBASE_KERBEROS_ZK_PORT` 2193 | ZK+13819| `HBASE_KDC_PORT` 17088 |
-//! | TLS      | `target/hbase-tls`     | `HBASE_TLS_ZK_PORT` 2194      | ZK+13819| -                 |
+//! | cluster  | mode | state directory        | ZooKeeper (env, default)      | master  | KDC               |
+//! |----------|------|------------------------|-------------------------------|---------|-------------------|
+//! | Kerberos | `kerberos,tls`: Kerberos required, TLS optional (plaintext too; client certificates wanted) | `target/hbase-kerberos`| `HBASE_KERBEROS_ZK_PORT` 2193 | ZK+13819| `HBASE_KDC_PORT` 17088 |
+//! | TLS      | `tls`: TLS required, client certificates needed, SIMPLE | `target/hbase-tls`     | `HBASE_TLS_ZK_PORT` 2194      | ZK+13819| -                 |
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -23,6 +23,9 @@ use tokio::sync::watch;
 /// A running secured cluster and what its `security.env` says.
 pub struct SecureCluster {
     mode: &'static str,
+    /// `HBASE_LOCAL_EXTRA_SITE` and `HBASE_LOCAL_TLS_CLIENT_AUTH` of the mode.
+    extra_site: &'static str,
+    client_auth: &'static str,
     dir: PathBuf,
     zk_port: u16,
     env: HashMap<String, String>,
@@ -58,18 +61,39 @@ impl SecureCluster {
             )
             .env("HBASE_LOCAL_REGIONSERVERS", "2")
             .env("HBASE_LOCAL_HEAP", "1g")
-            .env_remove("HBASE_LOCAL_EXTRA_SITE");
+            .env("HBASE_LOCAL_EXTRA_SITE", self.extra_site)
+            .env("HBASE_LOCAL_TLS_CLIENT_AUTH", self.client_auth);
         cmd.output().expect("run scripts/hbase-local")
     }
 
-    fn start(mode: &'static str, dir: &str, zk_port: u16) -> SecureCluster {
+    fn start(
+        mode: &'static str,
+        extra_site: &'static str,
+        client_auth: &'static str,
+        dir: &str,
+        zk_port: u16,
+    ) -> SecureCluster {
         let mut cluster = SecureCluster {
             mode,
+            extra_site,
+            client_auth,
             dir: root().join(dir),
             zk_port,
             env: HashMap::new(),
         };
-        let running = cluster.script(&["status"]).status.success();
+        let env_file = cluster.dir.join("run/security/security.env");
+        let mut running = cluster.script(&["status"]).status.success();
+        // A cluster left running by an older test binary in another mode is restarted.
+        let same_mode = std::fs::read_to_string(&env_file)
+            .is_ok_and(|t| t.lines().any(|l| l == format!("SECURITY={mode}")));
+        if running && !same_mode {
+            let out = cluster.script(&["stop"]);
+            assert!(
+                out.status.success(),
+                "stop the {mode} cluster of another mode"
+            );
+            running = false;
+        }
         if !running {
             let out = cluster.script(&["start"]);
             assert!(
@@ -79,7 +103,6 @@ impl SecureCluster {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        let env_file = cluster.dir.join("run/security/security.env");
         let text = std::fs::read_to_string(&env_file)
             .unwrap_or_else(|e| panic!("read {}: {e}", env_file.display()));
         cluster.env = text
@@ -91,13 +114,17 @@ impl SecureCluster {
         cluster
     }
 
-    /// The Kerberos cluster (servers offer all three protection levels). Points this process's
+    /// The Kerberos cluster (servers offer all three protection levels), which also takes TLS
+    /// (client certificates wanted, not needed) beside plaintext. Points this process's
     /// MIT Kerberos at its KDC (`KRB5_CONFIG`) unless that is set already (scripts/test sets it).
     pub fn kerberos() -> &'static SecureCluster {
         static CLUSTER: OnceLock<SecureCluster> = OnceLock::new();
         CLUSTER.get_or_init(|| {
             let c = SecureCluster::start(
-                "kerberos",
+                "kerberos,tls",
+                // Kerberos over plain TCP and over TLS on the same servers.
+                "hbase.server.netty.tls.supportplaintext=true",
+                "WANT",
                 "target/hbase-kerberos",
                 port_from_env("HBASE_KERBEROS_ZK_PORT", 2193),
             );
@@ -116,6 +143,8 @@ impl SecureCluster {
         CLUSTER.get_or_init(|| {
             SecureCluster::start(
                 "tls",
+                "",
+                "NEED",
                 "target/hbase-tls",
                 port_from_env("HBASE_TLS_ZK_PORT", 2194),
             )
