@@ -114,6 +114,24 @@ async fn data_path(client: &Client, prefix: &str, marker: &str) {
         n += 1;
     }
     assert_eq!(n, 520);
+    // Values far larger than one sealed piece (64 KiB) or TLS record, written concurrently so
+    // that one batch of the writer holds several, and read back byte for byte.
+    let big = |i: usize| Bytes::from((0..2 << 20).map(|b| (b * 7 + i) as u8).collect::<Vec<u8>>());
+    let puts = (0..3).map(|i| t.put(Put::new(format!("big{i}")).add("cf", "q", big(i))));
+    for r in futures_util::future::join_all(puts).await {
+        r.unwrap();
+    }
+    for i in 0..3 {
+        let row = t
+            .get(Get::new(format!("big{i}")))
+            .await
+            .unwrap()
+            .expect("big row");
+        assert!(
+            row.value(b"cf", b"q").unwrap() == &big(i),
+            "big{i} read back"
+        );
+    }
     let admin = client.admin();
     assert!(admin.table_exists(&name).await.unwrap());
     hbase_it::drop_table(client, &name).await;
