@@ -31,17 +31,42 @@ pub(crate) async fn run(
     table: &TableName,
     actions: &[Action],
 ) -> Vec<Result<ActionResult>> {
-    let mut batch = Batch::new(rt, table, actions);
-    // The batch tracks each write's delivery itself; the operation paces the rounds.
-    let op = Operation::new(rt, opts, Idempotency::Read).on_table(table);
-    if let Err(end) = op.retry_with(&mut batch).await {
-        batch.give_up(&end);
-    }
-    batch
-        .outcomes
+    let outcomes: std::sync::Mutex<Vec<Option<Result<ActionResult>>>> =
+        std::sync::Mutex::new((0..actions.len()).map(|_| None).collect());
+    run_each(rt, opts, table, actions, &|idx, outcome| {
+        outcomes.lock().unwrap_or_else(|e| e.into_inner())[idx] = Some(outcome);
+    })
+    .await;
+    outcomes
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .map(|o| o.unwrap_or_else(|| Err(Error::Protocol("action left without an outcome".into()))))
         .collect()
+}
+
+/// Called once per action (by index) as soon as its outcome is final: acknowledged, failed
+/// for good, or given up on.
+pub(crate) type OnOutcome<'a> = &'a (dyn Fn(usize, Result<ActionResult>) + Sync);
+
+/// Runs `actions`, handing each outcome to `on_outcome` as soon as it is final (an action
+/// whose region answered at once is reported while others still retry).
+pub(crate) async fn run_each(
+    rt: &Runtime,
+    opts: &CallOptions,
+    table: &TableName,
+    actions: &[Action],
+    on_outcome: OnOutcome<'_>,
+) {
+    let mut batch = Batch::new(rt, table, actions, on_outcome);
+    // The batch tracks each write's delivery itself; the operation paces the rounds.
+    let op = Operation::new(rt, opts, Idempotency::Read).on_table(table);
+    if batch.pending.is_empty() {
+        return;
+    }
+    if let Err(end) = op.retry_with(&mut batch).await {
+        batch.give_up(&end);
+    }
 }
 
 /// One action's state across rounds.
@@ -58,7 +83,9 @@ struct Batch<'a> {
     table: &'a TableName,
     actions: &'a [Action],
     tracked: Vec<Tracked>,
-    outcomes: Vec<Option<Result<ActionResult>>>,
+    on_outcome: OnOutcome<'a>,
+    /// Actions still to send, in the caller's order (so two writes to one row are sent in
+    /// that order in every round).
     pending: Vec<usize>,
 }
 
@@ -77,16 +104,17 @@ impl Attempt for Batch<'_> {
 }
 
 impl<'a> Batch<'a> {
-    fn new(rt: &'a Runtime, table: &'a TableName, actions: &'a [Action]) -> Batch<'a> {
-        let mut outcomes = Vec::with_capacity(actions.len());
+    fn new(
+        rt: &'a Runtime,
+        table: &'a TableName,
+        actions: &'a [Action],
+        on_outcome: OnOutcome<'a>,
+    ) -> Batch<'a> {
         let mut pending = Vec::with_capacity(actions.len());
         for (i, action) in actions.iter().enumerate() {
             match action.validate(rt.config.keyvalue_max_size) {
-                Ok(()) => {
-                    outcomes.push(None);
-                    pending.push(i);
-                }
-                Err(e) => outcomes.push(Some(Err(e))),
+                Ok(()) => pending.push(i),
+                Err(e) => on_outcome(i, Err(e)),
             }
         }
         let tracked = actions
@@ -102,7 +130,7 @@ impl<'a> Batch<'a> {
             table,
             actions,
             tracked,
-            outcomes,
+            on_outcome,
             pending,
         }
     }
@@ -116,7 +144,7 @@ impl<'a> Batch<'a> {
         for results in futures_util::future::join_all(sends).await {
             for (idx, outcome, delivery) in results {
                 match outcome {
-                    Ok(r) => self.outcomes[idx] = Some(Ok(r)),
+                    Ok(r) => (self.on_outcome)(idx, Ok(r)),
                     Err(e) => {
                         if let Some((server, Delivery::Unknown)) = &delivery {
                             let t = &mut self.tracked[idx];
@@ -135,7 +163,7 @@ impl<'a> Batch<'a> {
             let verdict = crate::error::exceptions::verdict(&e);
             if verdict.retry != Retry::Yes {
                 let e = self.unknown_if_unanswered(idx, e);
-                self.outcomes[idx] = Some(Err(e));
+                (self.on_outcome)(idx, Err(e));
                 continue;
             }
             if pacing.as_ref().is_none_or(|p| paces_harder(&e, p)) {
@@ -144,6 +172,9 @@ impl<'a> Batch<'a> {
             self.tracked[idx].last = Some(e);
             self.pending.push(idx);
         }
+        // Failures arrive per server and per region; the next round sends them in the
+        // caller's order again.
+        self.pending.sort_unstable();
         match pacing {
             None => Ok(()),
             Some(e) => {
@@ -352,7 +383,7 @@ impl<'a> Batch<'a> {
                 },
                 (end, _) => end.duplicate(),
             };
-            self.outcomes[idx] = Some(Err(self.unknown_if_unanswered(idx, e)));
+            (self.on_outcome)(idx, Err(self.unknown_if_unanswered(idx, e)));
         }
     }
 }
