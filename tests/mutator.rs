@@ -402,3 +402,95 @@ async fn frozen_server_does_not_stall_the_other_regions() {
     })
     .await;
 }
+
+/// A 200 MB batch goes as many requests of about `max_request_size` (4 MiB) each, not one
+/// request per server that the server refuses as too big; every put lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_of_200_mb_succeeds_in_several_requests() {
+    bounded(300, async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("multi_200mb");
+        hbase_it::create_table(&client, &name, &["b100"]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        let value = Bytes::from(vec![b'x'; 1 << 20]);
+        let actions: Vec<hbase_client::Action> = (0..200u32)
+            .map(|i| {
+                hbase_client::Action::Put(Put::new(format!("b{i:03}")).add(
+                    "cf",
+                    "q",
+                    value.clone(),
+                ))
+            })
+            .collect();
+        let before = client.stats().total(|s| s.multi_calls);
+        for (i, r) in table.batch(&actions).await.into_iter().enumerate() {
+            assert_eq!(
+                r.unwrap_or_else(|e| panic!("put {i}: {e}")),
+                hbase_client::ActionResult::Done
+            );
+        }
+        let requests = client.stats().total(|s| s.multi_calls) - before;
+        assert!(
+            requests >= 50,
+            "200 MiB in requests of at most 4 MiB: {requests} requests"
+        );
+        let got = table.get(Get::new("b199")).await.unwrap().expect("row");
+        assert_eq!(got.value(b"cf", b"q").map(|v| v.len()), Some(1 << 20));
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A mixed batch (gets, puts, deletes, increments with nonces) across regions returns each
+/// action's result at its own position.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_batch_results_come_in_caller_order() {
+    bounded(120, async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("multi_mixed");
+        hbase_it::create_table(&client, &name, &["m3", "m6"]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        use hbase_client::{Action, ActionResult, Delete, Increment};
+        let seed: Vec<Action> = (0..9u32)
+            .map(|i| Action::Put(Put::new(format!("m{i}")).add("cf", "q", format!("old{i}"))))
+            .collect();
+        for r in table.batch(&seed).await {
+            r.unwrap();
+        }
+        let mut actions = Vec::new();
+        for i in (0..9u32).rev() {
+            let row = format!("m{i}");
+            actions.push(match i % 4 {
+                0 => Action::Get(Get::new(row)),
+                1 => Action::Put(Put::new(row).add("cf", "q", format!("new{i}"))),
+                2 => Action::Delete(Delete::new(row)),
+                _ => Action::Increment(Increment::new(row).add("cf", "n", i as i64)),
+            });
+        }
+        let results = table.batch(&actions).await;
+        for (k, (action, r)) in actions.iter().zip(&results).enumerate() {
+            let i: u32 = std::str::from_utf8(&action.row()[1..])
+                .unwrap()
+                .parse()
+                .unwrap();
+            match (i % 4, r) {
+                (0, Ok(ActionResult::Row(Some(row)))) => {
+                    assert_eq!(
+                        row.value(b"cf", b"q").unwrap(),
+                        &format!("old{i}")[..],
+                        "{k}"
+                    )
+                }
+                (1 | 2, Ok(ActionResult::Done)) => {}
+                (3, Ok(ActionResult::Row(Some(row)))) => assert_eq!(
+                    row.value(b"cf", b"n").unwrap()[..],
+                    (i as i64).to_be_bytes()[..],
+                    "{k}"
+                ),
+                other => panic!("action {k} (row m{i}): {other:?}"),
+            }
+        }
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}

@@ -140,8 +140,27 @@ impl<'a> Batch<'a> {
     async fn round(&mut self, op: &Operation<'_>) -> Result<()> {
         let mut failed: Vec<(usize, Error)> = Vec::new();
         let batches = self.group_by_server(op, &mut failed).await;
-        let sends = batches.into_iter().map(|b| self.send(op, b));
-        for results in futures_util::future::join_all(sends).await {
+        // Every server at once; each server's requests `max_tasks_per_server` at a time.
+        let mut per_server: HashMap<ServerName, Vec<ServerBatch>> = HashMap::new();
+        for b in batches {
+            per_server.entry(b.server.clone()).or_default().push(b);
+        }
+        let tasks = self.rt.config.max_tasks_per_server.max(1);
+        let this = &*self;
+        let sends = per_server.into_values().map(|requests| async move {
+            use futures_util::stream::StreamExt;
+            futures_util::stream::iter(requests)
+                .map(|b| this.send(op, b))
+                .buffer_unordered(tasks)
+                .collect::<Vec<_>>()
+                .await
+        });
+        let results: Vec<_> = futures_util::future::join_all(sends)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        for results in results {
             for (idx, outcome, delivery) in results {
                 match outcome {
                     Ok(r) => (self.on_outcome)(idx, Ok(r)),
@@ -230,13 +249,48 @@ impl<'a> Batch<'a> {
                 .1
                 .push(idx);
         }
-        by_server
-            .into_iter()
-            .map(|(server, regions)| ServerBatch {
-                server,
-                regions: regions.into_values().collect(),
-            })
-            .collect()
+        // Each server's regions, cut into requests of at most `max_request_size` bytes (a
+        // region's actions may span requests; a single larger action goes alone). Requests
+        // to one server run `max_tasks_per_server` at a time (see `round`).
+        let limit = self.rt.config.max_request_size;
+        let mut out = Vec::new();
+        for (server, regions) in by_server {
+            let mut current = ServerBatch {
+                server: server.clone(),
+                regions: Vec::new(),
+            };
+            let mut bytes = 0usize;
+            for (loc, idxs) in regions.into_values() {
+                let mut part: Vec<usize> = Vec::new();
+                for idx in idxs {
+                    let size = self.actions[idx].heap_size();
+                    if bytes + size > limit && (bytes > 0 || !part.is_empty()) {
+                        if !part.is_empty() {
+                            current
+                                .regions
+                                .push((loc.clone(), std::mem::take(&mut part)));
+                        }
+                        out.push(std::mem::replace(
+                            &mut current,
+                            ServerBatch {
+                                server: server.clone(),
+                                regions: Vec::new(),
+                            },
+                        ));
+                        bytes = 0;
+                    }
+                    bytes += size;
+                    part.push(idx);
+                }
+                if !part.is_empty() {
+                    current.regions.push((loc, part));
+                }
+            }
+            if !current.regions.is_empty() {
+                out.push(current);
+            }
+        }
+        out
     }
 
     /// Sends one server's Multi and maps every action to its outcome (and, for a failed call,
@@ -303,7 +357,11 @@ impl<'a> Batch<'a> {
         };
         let mut cells = CellBlockReader::new(body.cellblock);
         let mut out = Vec::with_capacity(order.len());
+        let mut region_start = 0usize;
         for ((loc, idxs), rar) in batch.regions.iter().zip(resp.region_action_result) {
+            // This region's actions are `order[region_start..region_start + idxs.len()]`.
+            let start = region_start;
+            region_start += idxs.len();
             let here = std::slice::from_ref(loc);
             if let Some(ex) = rar.exception {
                 let e = Error::from_action_exception(&server, ex);
@@ -317,8 +375,10 @@ impl<'a> Batch<'a> {
                     continue;
                 };
                 let idx = order[pos];
-                if let Some(k) = idxs.iter().position(|&i| i == idx) {
-                    seen[k] = true;
+                match pos.checked_sub(start).filter(|&k| k < idxs.len()) {
+                    Some(k) if !seen[k] => seen[k] = true,
+                    // An index outside this region, or answered twice: not this region's.
+                    _ => continue,
                 }
                 let outcome = if let Some(ex) = roe.exception {
                     let e = Error::from_action_exception(&server, ex);
@@ -346,12 +406,9 @@ impl<'a> Batch<'a> {
             }
         }
         // Regions the server left out of its answer.
-        let answered: std::collections::HashSet<usize> = out.iter().map(|(i, ..)| *i).collect();
-        for &idx in &order {
-            if !answered.contains(&idx) {
-                let e = Error::Protocol("server returned no result for a region".into());
-                out.push((idx, Err(e), None));
-            }
+        for &idx in &order[region_start.min(order.len())..] {
+            let e = Error::Protocol("server returned no result for a region".into());
+            out.push((idx, Err(e), None));
         }
         out
     }
