@@ -251,7 +251,7 @@ async fn unknown_family_fails_at_once_with_its_row() {
         .unwrap();
     m.mutate(Put::new("m2").add("cf", "q", "v")).await.unwrap();
     match bounded("close", m.close()).await {
-        Err(Error::MutationsFailed { failures }) => {
+        Err(Error::MutationsFailed { failures, .. }) => {
             assert_eq!(failures.len(), 1);
             assert_eq!(&failures[0].row[..], b"m1");
             assert_eq!(failures[0].error.kind(), ErrorKind::DoNotRetry);

@@ -795,7 +795,7 @@ async fn region_server_stopped_during_buffered_load_loses_nothing() {
             .filter(|(_, k)| *k == ErrorKind::OutcomeUnknown)
             .map(|(r, _)| r.clone())
             .collect();
-        if let Err(Error::MutationsFailed { failures }) = &closed {
+        if let Err(Error::MutationsFailed { failures, .. }) = &closed {
             for f in failures {
                 assert!(reported.contains(&f.row), "close() reported a row the listener missed");
             }

@@ -238,3 +238,86 @@ async fn partial_rows_are_stitched_and_filters_apply() {
 
     hbase_it::drop_table(&client, &name).await;
 }
+
+/// The recorded Scan requests of the table (not the locator's `hbase:meta` lookups) that ask
+/// to close a scanner.
+fn closes(proxy: &hbase_it::proxy::FaultProxy) -> usize {
+    proxy
+        .controls()
+        .iter()
+        .flat_map(|c| c.recorded())
+        .filter(|r| r.method == "Scan" && hbase_it::proxy::proto_bool(&r.param, 5) == Some(true))
+        .filter(|r| !r.param.windows(10).any(|w| w == b"hbase:meta"))
+        .count()
+}
+
+/// A region the server reports done has its scanner closed by the server: the client sends
+/// no close of its own (one round trip, and an UnknownScannerException, per region saved).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_regions_get_no_extra_close() {
+    let (client, name, _) = setup().await;
+    let proxy = hbase_it::proxy::FaultProxy::new();
+    let proxied = hbase_it::proxied_client(&proxy, |b| b).await;
+    let table = proxied.table(&name.to_string()).unwrap();
+    // Warm: locations cached, connections open.
+    assert_eq!(rows(&table, Scan::new().limit(1)).await.len(), 1);
+    proxy.each(|c| c.record(|r| r.method == "Scan"));
+    let all = rows(&table, Scan::new().caching(500)).await;
+    assert_eq!(all.len(), ROWS as usize);
+    let scans: usize = proxy.controls().iter().map(|c| c.recorded().len()).sum();
+    assert!(scans >= 9, "one open per region at least ({scans})");
+    assert_eq!(
+        closes(&proxy),
+        0,
+        "no close after the server said the region is done"
+    );
+    hbase_it::drop_table(&client, &name).await;
+}
+
+/// A scan reopened within a region (its connection reset) sends back the region's MVCC read
+/// point: a row written after the scan started stays invisible to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopened_scan_keeps_its_read_point() {
+    let (client, name, plain) = setup().await;
+    let proxy = hbase_it::proxy::FaultProxy::new();
+    let proxied = hbase_it::proxied_client(&proxy, |b| b).await;
+    let table = proxied.table(&name.to_string()).unwrap();
+    let mut stream = table.scan(Scan::new().stop_row("k00200").caching(10));
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        got.push(stream.next().await.unwrap().unwrap().row);
+    }
+    // Written after the scan opened, ahead of where it is.
+    plain
+        .put(Put::new("k00150-late").add("cf", "a", "late"))
+        .await
+        .unwrap();
+    proxy.each(|c| c.record(|r| r.method == "Scan"));
+    proxy.each(|c| c.reset_existing());
+    while let Some(row) = stream.next().await {
+        got.push(row.unwrap().row);
+    }
+    assert_eq!(
+        got.len(),
+        200,
+        "every row once, the late one not among them"
+    );
+    assert!(!got.iter().any(|r| r.ends_with(b"-late")));
+    let reopen_with_point = proxy
+        .controls()
+        .iter()
+        .flat_map(|c| c.recorded())
+        .filter(|r| {
+            let fields = hbase_it::proxy::proto_fields(&r.param).unwrap_or_default();
+            fields.iter().any(|(f, v)| match (f, v) {
+                (2, hbase_it::proxy::Field::Bytes(scan)) => hbase_it::proxy::proto_fields(scan)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|(f, v)| matches!((f, v), (20, hbase_it::proxy::Field::Varint(p)) if *p > 0)),
+                _ => false,
+            })
+        })
+        .count();
+    assert!(reopen_with_point >= 1, "the reopen carried the read point");
+    hbase_it::drop_table(&client, &name).await;
+}

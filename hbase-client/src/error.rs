@@ -206,11 +206,25 @@ pub enum Error {
         message: String,
     },
     /// Buffered mutations that could not be applied; every other buffered mutation was
-    /// acknowledged by HBase.
-    #[error("{} buffered mutations failed; first: {}", failures.len(), failures.first().map(|f| f.to_string()).unwrap_or_default())]
+    /// acknowledged by HBase. Each failure's kind says whether it was not applied or its
+    /// outcome is unknown ([`ErrorKind::OutcomeUnknown`]).
+    #[error("{} buffered mutations failed{}; first: {}", failures.len() as u64 + dropped, if *dropped > 0 { format!(" ({dropped} not kept)") } else { String::new() }, failures.first().map(|f| f.to_string()).unwrap_or_default())]
     MutationsFailed {
-        /// Each failed mutation's row and error.
+        /// Each failed mutation's row and error, up to the mutator's
+        /// [`max_failures_kept`](crate::MutatorConfig::max_failures_kept); a server message
+        /// repeated by many failures is kept whole once, the others keep its first line.
         failures: Vec<FailedMutation>,
+        /// Failures beyond those kept: counted, not kept (the failure listener saw them all).
+        dropped: u64,
+    },
+    /// The BufferedMutator refused or could not send this write: it was closed, or its
+    /// flusher is gone (the runtime shut down). Nothing was applied.
+    #[error("BufferedMutator for {table}: {reason}")]
+    MutatorClosed {
+        /// The mutator's table.
+        table: String,
+        /// Why it refused.
+        reason: String,
     },
     /// Authentication failed: a Kerberos login (keytab, principal, KDC), the SASL exchange, or
     /// the server refused the client's credentials.
@@ -259,7 +273,7 @@ impl Error {
         match self {
             Error::RetriesExhausted { last, .. } => last.kind(),
             Error::OutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
-            Error::MutationsFailed { failures } => failures
+            Error::MutationsFailed { failures, .. } => failures
                 .first()
                 .map_or(ErrorKind::Retryable, |f| f.error.kind()),
             e => exceptions::verdict(e).kind,
@@ -329,7 +343,12 @@ impl Error {
                 attempts: *attempts,
                 last: Box::new(last.duplicate()),
             },
-            Error::MutationsFailed { failures } => Error::MutationsFailed {
+            Error::MutatorClosed { table, reason } => Error::MutatorClosed {
+                table: table.clone(),
+                reason: reason.clone(),
+            },
+            Error::MutationsFailed { failures, dropped } => Error::MutationsFailed {
+                dropped: *dropped,
                 failures: failures
                     .iter()
                     .map(|f| FailedMutation {
@@ -350,6 +369,17 @@ impl Error {
         Error::Remote {
             server: server.to_string(),
             exception: RemoteException::from_name_and_message(pair.name, message),
+        }
+    }
+
+    /// The server exception behind this error, for shortening a kept copy.
+    pub(crate) fn remote_mut(&mut self) -> Option<&mut RemoteException> {
+        match self {
+            Error::Remote { exception, .. } => Some(exception),
+            Error::RetriesExhausted { last, .. } | Error::OutcomeUnknown { last, .. } => {
+                last.remote_mut()
+            }
+            _ => None,
         }
     }
 

@@ -42,7 +42,9 @@ pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion}
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use client::Client;
 pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
-pub use mutator::{BufferedMutator, FailureListener, MutatorConfig};
+pub use mutator::{
+    BufferedMutator, FailureListener, MutatorConfig, DEFAULT_MAX_FAILURES_KEPT, PENDING_BUFFERS,
+};
 pub use ops::{
     Action, ActionResult, Append, CheckAndMutate, Comparator, CompareOp, Delete, Durability,
     Filter, Get, Increment, Mutation, Put, RowMutation, RowMutations, RowResult, Scan,

@@ -31,17 +31,42 @@ pub(crate) async fn run(
     table: &TableName,
     actions: &[Action],
 ) -> Vec<Result<ActionResult>> {
-    let mut batch = Batch::new(rt, table, actions);
-    // The batch tracks each write's delivery itself; the operation paces the rounds.
-    let op = Operation::new(rt, opts, Idempotency::Read).on_table(table);
-    if let Err(end) = op.retry_with(&mut batch).await {
-        batch.give_up(&end);
-    }
-    batch
-        .outcomes
+    let outcomes: std::sync::Mutex<Vec<Option<Result<ActionResult>>>> =
+        std::sync::Mutex::new((0..actions.len()).map(|_| None).collect());
+    run_each(rt, opts, table, actions, &|idx, outcome| {
+        outcomes.lock().unwrap_or_else(|e| e.into_inner())[idx] = Some(outcome);
+    })
+    .await;
+    outcomes
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .map(|o| o.unwrap_or_else(|| Err(Error::Protocol("action left without an outcome".into()))))
         .collect()
+}
+
+/// Called once per action (by index) as soon as its outcome is final: acknowledged, failed
+/// for good, or given up on.
+pub(crate) type OnOutcome<'a> = &'a (dyn Fn(usize, Result<ActionResult>) + Sync);
+
+/// Runs `actions`, handing each outcome to `on_outcome` as soon as it is final (an action
+/// whose region answered at once is reported while others still retry).
+pub(crate) async fn run_each(
+    rt: &Runtime,
+    opts: &CallOptions,
+    table: &TableName,
+    actions: &[Action],
+    on_outcome: OnOutcome<'_>,
+) {
+    let mut batch = Batch::new(rt, table, actions, on_outcome);
+    // The batch tracks each write's delivery itself; the operation paces the rounds.
+    let op = Operation::new(rt, opts, Idempotency::Read).on_table(table);
+    if batch.pending.is_empty() {
+        return;
+    }
+    if let Err(end) = op.retry_with(&mut batch).await {
+        batch.give_up(&end);
+    }
 }
 
 /// One action's state across rounds.
@@ -58,7 +83,9 @@ struct Batch<'a> {
     table: &'a TableName,
     actions: &'a [Action],
     tracked: Vec<Tracked>,
-    outcomes: Vec<Option<Result<ActionResult>>>,
+    on_outcome: OnOutcome<'a>,
+    /// Actions still to send, in the caller's order (so two writes to one row are sent in
+    /// that order in every round).
     pending: Vec<usize>,
 }
 
@@ -77,16 +104,17 @@ impl Attempt for Batch<'_> {
 }
 
 impl<'a> Batch<'a> {
-    fn new(rt: &'a Runtime, table: &'a TableName, actions: &'a [Action]) -> Batch<'a> {
-        let mut outcomes = Vec::with_capacity(actions.len());
+    fn new(
+        rt: &'a Runtime,
+        table: &'a TableName,
+        actions: &'a [Action],
+        on_outcome: OnOutcome<'a>,
+    ) -> Batch<'a> {
         let mut pending = Vec::with_capacity(actions.len());
         for (i, action) in actions.iter().enumerate() {
             match action.validate(rt.config.keyvalue_max_size) {
-                Ok(()) => {
-                    outcomes.push(None);
-                    pending.push(i);
-                }
-                Err(e) => outcomes.push(Some(Err(e))),
+                Ok(()) => pending.push(i),
+                Err(e) => on_outcome(i, Err(e)),
             }
         }
         let tracked = actions
@@ -102,7 +130,7 @@ impl<'a> Batch<'a> {
             table,
             actions,
             tracked,
-            outcomes,
+            on_outcome,
             pending,
         }
     }
@@ -112,11 +140,30 @@ impl<'a> Batch<'a> {
     async fn round(&mut self, op: &Operation<'_>) -> Result<()> {
         let mut failed: Vec<(usize, Error)> = Vec::new();
         let batches = self.group_by_server(op, &mut failed).await;
-        let sends = batches.into_iter().map(|b| self.send(op, b));
-        for results in futures_util::future::join_all(sends).await {
+        // Every server at once; each server's requests `max_tasks_per_server` at a time.
+        let mut per_server: HashMap<ServerName, Vec<ServerBatch>> = HashMap::new();
+        for b in batches {
+            per_server.entry(b.server.clone()).or_default().push(b);
+        }
+        let tasks = self.rt.config.max_tasks_per_server.max(1);
+        let this = &*self;
+        let sends = per_server.into_values().map(|requests| async move {
+            use futures_util::stream::StreamExt;
+            futures_util::stream::iter(requests)
+                .map(|b| this.send(op, b))
+                .buffer_unordered(tasks)
+                .collect::<Vec<_>>()
+                .await
+        });
+        let results: Vec<_> = futures_util::future::join_all(sends)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        for results in results {
             for (idx, outcome, delivery) in results {
                 match outcome {
-                    Ok(r) => self.outcomes[idx] = Some(Ok(r)),
+                    Ok(r) => (self.on_outcome)(idx, Ok(r)),
                     Err(e) => {
                         if let Some((server, Delivery::Unknown)) = &delivery {
                             let t = &mut self.tracked[idx];
@@ -135,7 +182,7 @@ impl<'a> Batch<'a> {
             let verdict = crate::error::exceptions::verdict(&e);
             if verdict.retry != Retry::Yes {
                 let e = self.unknown_if_unanswered(idx, e);
-                self.outcomes[idx] = Some(Err(e));
+                (self.on_outcome)(idx, Err(e));
                 continue;
             }
             if pacing.as_ref().is_none_or(|p| paces_harder(&e, p)) {
@@ -144,6 +191,9 @@ impl<'a> Batch<'a> {
             self.tracked[idx].last = Some(e);
             self.pending.push(idx);
         }
+        // Failures arrive per server and per region; the next round sends them in the
+        // caller's order again.
+        self.pending.sort_unstable();
         match pacing {
             None => Ok(()),
             Some(e) => {
@@ -199,13 +249,48 @@ impl<'a> Batch<'a> {
                 .1
                 .push(idx);
         }
-        by_server
-            .into_iter()
-            .map(|(server, regions)| ServerBatch {
-                server,
-                regions: regions.into_values().collect(),
-            })
-            .collect()
+        // Each server's regions, cut into requests of at most `max_request_size` bytes (a
+        // region's actions may span requests; a single larger action goes alone). Requests
+        // to one server run `max_tasks_per_server` at a time (see `round`).
+        let limit = self.rt.config.max_request_size;
+        let mut out = Vec::new();
+        for (server, regions) in by_server {
+            let mut current = ServerBatch {
+                server: server.clone(),
+                regions: Vec::new(),
+            };
+            let mut bytes = 0usize;
+            for (loc, idxs) in regions.into_values() {
+                let mut part: Vec<usize> = Vec::new();
+                for idx in idxs {
+                    let size = self.actions[idx].heap_size();
+                    if bytes + size > limit && (bytes > 0 || !part.is_empty()) {
+                        if !part.is_empty() {
+                            current
+                                .regions
+                                .push((loc.clone(), std::mem::take(&mut part)));
+                        }
+                        out.push(std::mem::replace(
+                            &mut current,
+                            ServerBatch {
+                                server: server.clone(),
+                                regions: Vec::new(),
+                            },
+                        ));
+                        bytes = 0;
+                    }
+                    bytes += size;
+                    part.push(idx);
+                }
+                if !part.is_empty() {
+                    current.regions.push((loc, part));
+                }
+            }
+            if !current.regions.is_empty() {
+                out.push(current);
+            }
+        }
+        out
     }
 
     /// Sends one server's Multi and maps every action to its outcome (and, for a failed call,
@@ -272,7 +357,11 @@ impl<'a> Batch<'a> {
         };
         let mut cells = CellBlockReader::new(body.cellblock);
         let mut out = Vec::with_capacity(order.len());
+        let mut region_start = 0usize;
         for ((loc, idxs), rar) in batch.regions.iter().zip(resp.region_action_result) {
+            // This region's actions are `order[region_start..region_start + idxs.len()]`.
+            let start = region_start;
+            region_start += idxs.len();
             let here = std::slice::from_ref(loc);
             if let Some(ex) = rar.exception {
                 let e = Error::from_action_exception(&server, ex);
@@ -286,8 +375,10 @@ impl<'a> Batch<'a> {
                     continue;
                 };
                 let idx = order[pos];
-                if let Some(k) = idxs.iter().position(|&i| i == idx) {
-                    seen[k] = true;
+                match pos.checked_sub(start).filter(|&k| k < idxs.len()) {
+                    Some(k) if !seen[k] => seen[k] = true,
+                    // An index outside this region, or answered twice: not this region's.
+                    _ => continue,
                 }
                 let outcome = if let Some(ex) = roe.exception {
                     let e = Error::from_action_exception(&server, ex);
@@ -315,12 +406,9 @@ impl<'a> Batch<'a> {
             }
         }
         // Regions the server left out of its answer.
-        let answered: std::collections::HashSet<usize> = out.iter().map(|(i, ..)| *i).collect();
-        for &idx in &order {
-            if !answered.contains(&idx) {
-                let e = Error::Protocol("server returned no result for a region".into());
-                out.push((idx, Err(e), None));
-            }
+        for &idx in &order[region_start.min(order.len())..] {
+            let e = Error::Protocol("server returned no result for a region".into());
+            out.push((idx, Err(e), None));
         }
         out
     }
@@ -352,7 +440,7 @@ impl<'a> Batch<'a> {
                 },
                 (end, _) => end.duplicate(),
             };
-            self.outcomes[idx] = Some(Err(self.unknown_if_unanswered(idx, e)));
+            (self.on_outcome)(idx, Err(self.unknown_if_unanswered(idx, e)));
         }
     }
 }

@@ -1,38 +1,61 @@
 //! `BufferedMutator`: client-side write buffering (autoflush off).
 //!
-//! `mutate` appends to a buffer. When the buffer reaches its size, it is handed to a flusher
-//! task, which sends it as one `Multi` per server (retrying failed actions after relocation).
-//! A new buffer fills meanwhile; if it fills too while a flush is still running, `mutate`
-//! waits: memory stays bounded at about two buffers. Batches are flushed one at a time in the
-//! order they were cut, so later writes to a row never overtake earlier ones.
+//! `mutate` appends to a buffer. A full buffer (its byte size, or its mutation count) is cut
+//! and queued for the mutator's dispatcher task, which sends queued mutations as `Multi`s to
+//! every server concurrently: at most `max_tasks_per_server` requests per server and
+//! `max_tasks_per_region` per region (HBase's `hbase.client.max.perserver.tasks` and
+//! `perregion.tasks`). A region that does not answer (in transition, its server stopped or
+//! frozen) holds back only its own mutations; writes to every other region keep flowing.
 //!
-//! Every mutation is either acknowledged by HBase or reported back, with its row and error,
-//! by `flush`/`close` and the optional failure listener.
+//! Order: two writes to the same row are applied in the order they were buffered, also
+//! across retries. A row has at most one request in flight at a time; a later write to it
+//! waits in the queue until the earlier one is answered (writes to one row within one request
+//! go in buffered order, and a retry resends the failed ones in that order).
 //!
-//! All mutators of one client share one memory bound ([`WriteBudget`], the client's
-//! `write_buffer_limit`): bytes count from `mutate` until their batch is answered. A `mutate`
-//! that would pass the bound hands its own buffer to its flusher and waits for answered batches
-//! to release room; when nothing at all is in flight, it flushes every idle buffer, so the wait
-//! always ends. Thousands of mutators with large buffers stay within the bound.
+//! Memory: `mutate` waits once its buffer is full and the mutator already holds
+//! [`PENDING_BUFFERS`] buffers' worth of cut, unanswered mutations, so one mutator holds about
+//! five buffers. All mutators of one client also share one bound ([`WriteBudget`], the
+//! client's `write_buffer_limit`): bytes count from `mutate` until answered. A `mutate` that
+//! would pass the bound cuts its own buffer and waits for answers to release room; when
+//! nothing at all is in flight, it cuts every idle buffer, so the wait always ends.
+//!
+//! Every mutation is acknowledged by HBase or reported back, with its row and error, by
+//! `flush`/`close` (as [`Error::MutationsFailed`]) and the optional failure listener; see
+//! [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, Notify};
+use bytes::Bytes;
+use tokio::sync::Notify;
 
 use crate::error::{Error, FailedMutation, Result};
-use crate::ops::{Action, Mutation};
+use crate::ops::{Action, ActionResult, Mutation};
 use crate::region::TableName;
+use crate::runtime::caller::CallOptions;
+use crate::runtime::locator::Seek;
 use crate::runtime::Runtime;
 
 /// Called with each mutation that failed for good.
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
 
-/// Settings of a [`BufferedMutator`].
+/// Buffers' worth of cut and unanswered mutations one mutator holds before `mutate` waits.
+pub const PENDING_BUFFERS: usize = 4;
+
+/// Failures kept for `flush`/`close` when [`MutatorConfig::max_failures_kept`] is not set.
+pub const DEFAULT_MAX_FAILURES_KEPT: usize = 10_000;
+
+/// Settings of a [`BufferedMutator`]. Unset ones come from the client's
+/// [`ClientConfig`](crate::ClientConfig) (and so from `hbase-site.xml`).
 #[derive(Clone, Default)]
 pub struct MutatorConfig {
     write_buffer_size: Option<usize>,
+    max_mutations: Option<usize>,
     periodic_flush: Option<Duration>,
+    operation_timeout: Option<Duration>,
+    max_failures_kept: Option<usize>,
     listener: Option<FailureListener>,
 }
 
@@ -40,7 +63,10 @@ impl std::fmt::Debug for MutatorConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MutatorConfig")
             .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_mutations", &self.max_mutations)
             .field("periodic_flush", &self.periodic_flush)
+            .field("operation_timeout", &self.operation_timeout)
+            .field("max_failures_kept", &self.max_failures_kept)
             .field("listener", &self.listener.is_some())
             .finish()
     }
@@ -55,13 +81,39 @@ impl MutatorConfig {
         self
     }
 
-    /// Also flush whatever is buffered every `interval` (default: never).
-    pub fn periodic_flush(mut self, interval: Duration) -> Self {
-        self.periodic_flush = Some(interval);
+    /// Mutations buffered before a flush starts, whatever their size (default: the client's
+    /// [`write_buffer_max_mutations`](crate::ClientConfig::write_buffer_max_mutations), none
+    /// unless `hbase.client.write.buffer.maxmutations` says).
+    pub fn max_mutations(mut self, mutations: usize) -> Self {
+        self.max_mutations = Some(mutations.max(1));
         self
     }
 
-    /// Called for every mutation that fails for good, as soon as it does.
+    /// Also flush whatever is buffered every `interval` (default: the client's
+    /// [`write_buffer_periodic_flush`](crate::ClientConfig::write_buffer_periodic_flush),
+    /// off unless `hbase.client.write.buffer.periodicflush.timeout.ms` says).
+    pub fn periodic_flush(mut self, interval: Duration) -> Self {
+        self.periodic_flush = Some(interval).filter(|d| !d.is_zero());
+        self
+    }
+
+    /// How long the retries of one request may take before its mutations fail (default: the
+    /// client's operation timeout). Time spent queued behind earlier writes does not count.
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.operation_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self
+    }
+
+    /// Failures kept between two flushes (default [`DEFAULT_MAX_FAILURES_KEPT`]); more are
+    /// counted in [`Error::MutationsFailed`]'s `dropped` (the listener still sees each).
+    pub fn max_failures_kept(mut self, failures: usize) -> Self {
+        self.max_failures_kept = Some(failures);
+        self
+    }
+
+    /// Called for every mutation that fails for good, as soon as it does, from the task that
+    /// sent it and outside the mutator's locks. A listener that panics is caught (and logged);
+    /// the failure is still reported by `flush`/`close`.
     pub fn on_failure(
         mut self,
         listener: impl Fn(&FailedMutation) + Send + Sync + 'static,
@@ -143,74 +195,249 @@ impl WriteBudget {
             .filter_map(Weak::upgrade)
             .collect();
         for handle in handles {
-            let m = BufferedMutator { handle };
-            let mut st = m.handle.core.lock();
-            m.cut_batch(&mut st);
+            let core = &handle.core;
+            core.cut(&mut core.lock());
         }
     }
 }
 
-struct Batch {
-    mutations: Vec<Mutation>,
+/// One mutation from `mutate` until its answer.
+struct Entry {
+    mutation: Mutation,
     bytes: usize,
+    /// The cut it came in (for `flush`, which waits for the cuts before it).
+    cut: u64,
+    /// Its region at the last dispatch pass that held it back (a cheap recheck).
+    region: Option<Bytes>,
+}
+
+/// Failures kept for the next `flush`: bounded, with each long server message kept whole
+/// once.
+#[derive(Default)]
+struct FailureLog {
+    kept: Vec<FailedMutation>,
+    dropped: u64,
+    messages: HashSet<String>,
+}
+
+impl FailureLog {
+    fn push(&mut self, mut failed: FailedMutation, limit: usize) {
+        if self.kept.len() >= limit {
+            self.dropped += 1;
+            return;
+        }
+        if let Some(remote) = failed.error.remote_mut() {
+            if self.messages.contains(&remote.message) {
+                // Repeated: the first copy holds the stack trace; keep its first line here.
+                remote.message = remote.first_line().to_string();
+            } else if self.messages.len() < limit {
+                self.messages.insert(remote.message.clone());
+            }
+        }
+        self.kept.push(failed);
+    }
+
+    fn take(&mut self) -> Option<Error> {
+        let failures = std::mem::take(&mut self.kept);
+        let dropped = std::mem::take(&mut self.dropped);
+        self.messages.clear();
+        (!failures.is_empty() || dropped > 0)
+            .then_some(Error::MutationsFailed { failures, dropped })
+    }
 }
 
 #[derive(Default)]
 struct State {
-    buffer: Vec<Mutation>,
+    buffer: Vec<Entry>,
     buffered_bytes: usize,
-    /// Bytes handed to the flusher and not yet answered.
-    in_flight_bytes: usize,
-    in_flight_batches: usize,
-    failures: Vec<FailedMutation>,
+    /// Cut, not yet sent, in buffered order.
+    queue: VecDeque<Entry>,
+    /// Bytes cut and not yet answered (queued or in flight).
+    cut_bytes: usize,
+    /// Cuts made so far, and the unanswered mutations of each cut still open.
+    cuts: u64,
+    open_cuts: BTreeMap<u64, usize>,
+    /// Rows with a request in flight, and how many of their mutations it carries.
+    busy_rows: HashMap<Bytes, usize>,
+    /// Regions and servers with requests in flight, and how many.
+    busy_regions: HashMap<Bytes, usize>,
+    server_tasks: HashMap<String, usize>,
+    failures: FailureLog,
     closed: bool,
+    /// The last handle is gone: the dispatcher ends once the queue is empty.
+    abandoned: bool,
+    /// The dispatcher is gone (the runtime shut down): nothing can be sent any more.
+    dead: bool,
 }
 
-/// What the flusher task shares with the handles.
+impl State {
+    fn unanswered_before(&self, cut: u64) -> bool {
+        self.open_cuts.keys().next().is_some_and(|&c| c <= cut)
+    }
+}
+
+/// What the dispatcher, the request tasks and the handles share.
 struct Core {
-    inner: Arc<Runtime>,
+    rt: Arc<Runtime>,
     /// The client's bound on what all its mutators hold.
     budget: Arc<WriteBudget>,
     table: TableName,
-    config: MutatorConfig,
+    listener: Option<FailureListener>,
+    opts: CallOptions,
     write_buffer_size: usize,
+    max_mutations: usize,
+    max_failures_kept: usize,
+    tasks_per_server: usize,
+    tasks_per_region: usize,
+    max_request_size: usize,
     state: Mutex<State>,
-    /// Signalled whenever a batch completes.
+    /// Signalled whenever mutations are answered.
     progress: Notify,
+    /// Wakes the dispatcher: something was cut, or a request ended.
+    wake: Notify,
 }
 
 impl Core {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
 
-struct Handle {
-    core: Arc<Core>,
-    batches: mpsc::UnboundedSender<Batch>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let st = self.core.lock();
-        if st.buffered_bytes > 0 {
-            self.core.budget.release(st.buffered_bytes, false);
+    fn closed_error(&self, reason: &str) -> Error {
+        Error::MutatorClosed {
+            table: self.table.to_string(),
+            reason: reason.to_string(),
         }
-        if !st.closed && !st.buffer.is_empty() {
-            let msg = format!(
-                "BufferedMutator for {} dropped without close(): {} buffered mutations ({} bytes) were never sent",
-                self.core.table,
-                st.buffer.len(),
-                st.buffered_bytes
-            );
-            tracing::error!("{msg}");
+    }
+
+    fn buffer_full(&self, st: &State) -> bool {
+        st.buffered_bytes >= self.write_buffer_size || st.buffer.len() >= self.max_mutations
+    }
+
+    fn may_cut(&self, st: &State) -> bool {
+        st.cut_bytes < self.write_buffer_size.saturating_mul(PENDING_BUFFERS)
+    }
+
+    /// Hands the buffer to the dispatcher (caller holds the state lock). Once the dispatcher
+    /// is gone, the buffer fails at once instead.
+    fn cut(&self, st: &mut State) {
+        if st.buffer.is_empty() {
+            return;
+        }
+        st.cuts += 1;
+        let cut = st.cuts;
+        let capacity = st.buffer.len();
+        let mut entries = std::mem::replace(&mut st.buffer, Vec::with_capacity(capacity));
+        let bytes = std::mem::take(&mut st.buffered_bytes);
+        self.budget.sent(bytes);
+        if st.dead {
+            for e in entries {
+                let failed = FailedMutation {
+                    row: e.mutation.row().clone(),
+                    error: self
+                        .closed_error("its flusher is gone (the runtime shut down); not sent"),
+                };
+                st.failures.push(failed, self.max_failures_kept);
+            }
+            self.budget.release(bytes, true);
+            return;
+        }
+        st.cut_bytes += bytes;
+        *st.open_cuts.entry(cut).or_default() += entries.len();
+        for e in &mut entries {
+            e.cut = cut;
+        }
+        st.queue.extend(entries);
+        self.wake.notify_one();
+    }
+
+    /// A mutation's final outcome: counted off, its row and region freed, its failure kept
+    /// and handed to the listener (outside the lock, a panic caught).
+    fn settle(&self, entry: &Sent, outcome: Result<ActionResult>) {
+        let failed = outcome.err().map(|error| FailedMutation {
+            row: entry.row.clone(),
+            error,
+        });
+        if let (Some(f), Some(listener)) = (&failed, &self.listener) {
+            if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
+                tracing::error!(table = %self.table, row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
+            }
+        }
+        {
+            let mut st = self.lock();
+            if let Some(f) = failed {
+                st.failures.push(f, self.max_failures_kept);
+            }
+            release_count(&mut st.busy_rows, &entry.row);
+            st.cut_bytes = st.cut_bytes.saturating_sub(entry.bytes);
+            if let Some(n) = st.open_cuts.get_mut(&entry.cut) {
+                *n -= 1;
+                if *n == 0 {
+                    st.open_cuts.remove(&entry.cut);
+                }
+            }
+        }
+        self.budget.release(entry.bytes, true);
+        self.progress.notify_waiters();
+    }
+}
+
+/// Counts one off `key`, removing it at zero.
+fn release_count<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
+    if let Some(n) = map.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(key);
         }
     }
 }
 
-/// Buffers puts and deletes of one table and sends them in batches. Cheap to clone; clones
-/// share one buffer. Call [`close`](BufferedMutator::close) when done: dropping the last
-/// handle with mutations still buffered loses them (and logs an error saying so).
+struct Handle {
+    core: Arc<Core>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let core = &self.core;
+        let mut st = core.lock();
+        if !st.closed && !st.buffer.is_empty() {
+            tracing::warn!(
+                table = %core.table,
+                mutations = st.buffer.len(),
+                bytes = st.buffered_bytes,
+                "BufferedMutator dropped without close(): its buffer is sent in the background; failures reach only the listener and this log"
+            );
+        }
+        core.cut(&mut st);
+        st.abandoned = true;
+        drop(st);
+        core.wake.notify_one();
+    }
+}
+
+/// Buffers puts and deletes of one table and sends them in batches, to every server
+/// concurrently. Cheap to clone; clones share one buffer.
+///
+/// # What a result means
+/// - `mutate` returning `Ok` means buffered, not applied. Every buffered mutation ends
+///   acknowledged by HBase or reported failed, with its row, by the next
+///   [`flush`](Self::flush) or [`close`](Self::close) ([`Error::MutationsFailed`]) and by the
+///   failure listener.
+/// - A reported failure of kind [`ErrorKind::OutcomeUnknown`](crate::ErrorKind) means a
+///   request carrying the mutation may have reached the server and no answer came: it may or
+///   may not be applied (read the row to know). Puts and deletes carry no nonce, so this
+///   stays unknown; applying one of them twice is harmless, and the order of writes to one
+///   row is kept across retries.
+/// - Every other failure kind means HBase did not apply it: refused by the server (a
+///   do-not-retry exception such as a missing family), never sent (invalid, or the mutator
+///   closed: [`Error::MutatorClosed`]), or retries and time ran out on requests that were all
+///   answered with errors.
+/// - A `mutate` after `close` (or racing it) returns [`Error::MutatorClosed`]; nothing is
+///   buffered.
+///
+/// # Dropping without `close`
+/// Dropping the last handle sends what is still buffered in the background (and logs a
+/// warning): its failures reach only the listener and the log, and nobody waits for it, so
+/// a runtime shut down (a process exiting) before the answers loses it. Call `close`.
 #[derive(Clone)]
 pub struct BufferedMutator {
     handle: Arc<Handle>,
@@ -218,27 +445,40 @@ pub struct BufferedMutator {
 
 impl BufferedMutator {
     pub(crate) fn new(
-        inner: Arc<Runtime>,
+        rt: Arc<Runtime>,
         budget: Arc<WriteBudget>,
         table: TableName,
         config: MutatorConfig,
     ) -> BufferedMutator {
-        let periodic = config.periodic_flush;
-        let write_buffer_size = config
-            .write_buffer_size
-            .unwrap_or(inner.config.write_buffer_size);
+        let c = &rt.config;
+        let periodic = config.periodic_flush.or(c.write_buffer_periodic_flush);
+        let mut opts = rt.defaults.clone();
+        if let Some(t) = config.operation_timeout {
+            opts.operation_timeout = t;
+        }
         let core = Arc::new(Core {
-            inner,
             budget,
             table,
-            config,
-            write_buffer_size,
+            listener: config.listener,
+            opts,
+            write_buffer_size: config.write_buffer_size.unwrap_or(c.write_buffer_size),
+            max_mutations: config
+                .max_mutations
+                .or(c.write_buffer_max_mutations)
+                .unwrap_or(usize::MAX),
+            max_failures_kept: config
+                .max_failures_kept
+                .unwrap_or(DEFAULT_MAX_FAILURES_KEPT),
+            tasks_per_server: c.max_tasks_per_server,
+            tasks_per_region: c.max_tasks_per_region,
+            max_request_size: c.max_request_size,
             state: Mutex::new(State::default()),
             progress: Notify::new(),
+            wake: Notify::new(),
+            rt,
         });
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(flusher(core.clone(), rx));
-        let handle = Arc::new(Handle { core, batches: tx });
+        tokio::spawn(dispatcher(core.clone()));
+        let handle = Arc::new(Handle { core });
         handle.core.budget.register(&handle);
         if let Some(interval) = periodic {
             tokio::spawn(periodic_flusher(Arc::downgrade(&handle), interval));
@@ -251,34 +491,42 @@ impl BufferedMutator {
         &self.handle.core.table
     }
 
-    /// Buffers a put or delete. Returns at once unless the buffer is full while the previous
-    /// flush is still running, or all mutators of the client together hold their
+    /// Buffers a put or delete. Returns at once unless the buffer is full while this mutator
+    /// already holds [`PENDING_BUFFERS`] buffers of unanswered mutations, or all mutators of
+    /// the client together hold their
     /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
-    /// (backpressure).
+    /// (backpressure). After [`close`](Self::close) it fails with [`Error::MutatorClosed`].
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
         let core = &*self.handle.core;
-        mutation.validate(core.inner.config.keyvalue_max_size)?;
-        let size = mutation.heap_size();
-        let limit = core.write_buffer_size;
-        if core.lock().closed {
-            return Err(Error::InvalidInput("the BufferedMutator is closed".into()));
+        mutation.validate(core.rt.config.keyvalue_max_size)?;
+        let bytes = mutation.heap_size();
+        if let Some(e) = self.refusal(&core.lock()) {
+            return Err(e);
         }
-        self.take_budget(size).await;
-        let mut mutation = Some(mutation);
+        self.take_budget(bytes).await;
+        let mut entry = Some(Entry {
+            mutation,
+            bytes,
+            cut: 0,
+            region: None,
+        });
         loop {
             let progress = core.progress.notified();
             {
                 let mut st = core.lock();
-                if st.closed {
-                    core.budget.release(size, false);
-                    return Err(Error::InvalidInput("the BufferedMutator is closed".into()));
+                if let Some(e) = self.refusal(&st) {
+                    core.budget.release(bytes, false);
+                    return Err(e);
                 }
-                if st.buffered_bytes < limit || st.in_flight_bytes == 0 {
-                    st.buffer.push(mutation.take().expect("pushed once"));
-                    st.buffered_bytes += size;
-                    if st.buffered_bytes >= limit && st.in_flight_bytes == 0 {
-                        self.cut_batch(&mut st);
+                if core.buffer_full(&st) && core.may_cut(&st) {
+                    core.cut(&mut st);
+                }
+                if !core.buffer_full(&st) {
+                    st.buffer.push(entry.take().expect("pushed once"));
+                    st.buffered_bytes += bytes;
+                    if core.buffer_full(&st) && core.may_cut(&st) {
+                        core.cut(&mut st);
                     }
                     return Ok(());
                 }
@@ -287,7 +535,20 @@ impl BufferedMutator {
         }
     }
 
-    /// Waits until the client's write budget has room for `bytes`, flushing this buffer (and,
+    fn refusal(&self, st: &State) -> Option<Error> {
+        let core = &self.handle.core;
+        if st.closed {
+            Some(core.closed_error("closed; the write was not buffered"))
+        } else if st.dead {
+            Some(core.closed_error(
+                "its flusher is gone (the runtime shut down); the write was not buffered",
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// Waits until the client's write budget has room for `bytes`, cutting this buffer (and,
     /// when nothing is in flight anywhere, every idle one) so that room comes back.
     async fn take_budget(&self, bytes: usize) {
         let budget = &self.handle.core.budget;
@@ -297,42 +558,20 @@ impl BufferedMutator {
                 Ok(()) => return,
                 Err(nothing_in_flight) => nothing_in_flight,
             };
-            {
-                let mut st = self.handle.core.lock();
-                self.cut_batch(&mut st);
-            }
+            self.cut_batch();
             if nothing_in_flight {
                 budget.flush_idle_buffers();
             }
-            // Woken by every answered batch; the timeout re-checks for buffers that filled
+            // Woken by every answered mutation; the timeout re-checks for buffers that filled
             // while nothing was in flight.
             let _ = tokio::time::timeout(Duration::from_millis(50), released).await;
         }
     }
 
-    /// Hands the buffer to the flusher (caller holds the state lock).
-    fn cut_batch(&self, st: &mut State) {
-        if st.buffer.is_empty() {
-            return;
-        }
-        let capacity = st.buffer.len();
-        let mutations = std::mem::replace(&mut st.buffer, Vec::with_capacity(capacity));
-        let bytes = std::mem::take(&mut st.buffered_bytes);
-        st.in_flight_bytes += bytes;
-        st.in_flight_batches += 1;
-        let budget = &self.handle.core.budget;
-        budget.sent(bytes);
-        if self
-            .handle
-            .batches
-            .send(Batch { mutations, bytes })
-            .is_err()
-        {
-            // The runtime is shutting down; nothing can be sent any more.
-            st.in_flight_bytes -= bytes;
-            st.in_flight_batches -= 1;
-            budget.release(bytes, true);
-        }
+    /// Hands the buffer to the dispatcher.
+    fn cut_batch(&self) {
+        let core = &self.handle.core;
+        core.cut(&mut core.lock());
     }
 
     /// Bytes all mutators of this client hold together (buffered or in flight), counted
@@ -341,74 +580,321 @@ impl BufferedMutator {
         self.handle.core.budget.lock().held
     }
 
-    /// Sends everything buffered and waits until HBase answered all of it. Returns the
-    /// mutations that failed since the last flush as [`Error::MutationsFailed`].
+    /// Sends everything buffered and waits until HBase answered all of it (writes buffered
+    /// after the call began are not waited for). Returns the mutations that failed since the
+    /// last flush as [`Error::MutationsFailed`].
     pub async fn flush(&self) -> Result<()> {
         let core = &*self.handle.core;
+        let upto = {
+            let mut st = core.lock();
+            core.cut(&mut st);
+            st.cuts
+        };
         loop {
             let progress = core.progress.notified();
             {
                 let mut st = core.lock();
-                if !st.buffer.is_empty() {
-                    self.cut_batch(&mut st);
-                }
-                if st.in_flight_batches == 0 {
-                    let failures = std::mem::take(&mut st.failures);
-                    return if failures.is_empty() {
-                        Ok(())
-                    } else {
-                        Err(Error::MutationsFailed { failures })
-                    };
+                if !st.unanswered_before(upto) {
+                    return st.failures.take().map_or(Ok(()), Err);
                 }
             }
             progress.await;
         }
     }
 
-    /// Flushes, then refuses further mutations.
+    /// Refuses further mutations (a `mutate` racing `close` either made it into the buffer
+    /// before, and is sent, or fails with [`Error::MutatorClosed`]), then flushes.
     pub async fn close(&self) -> Result<()> {
-        let result = self.flush().await;
         self.handle.core.lock().closed = true;
-        result
+        self.flush().await
     }
 
     /// Bytes currently buffered and not yet handed to a flush.
     pub fn buffered_bytes(&self) -> usize {
         self.handle.core.lock().buffered_bytes
     }
+
+    /// Mutations cut from the buffer and not yet answered (queued or in flight).
+    pub fn unanswered_mutations(&self) -> usize {
+        self.handle.core.lock().open_cuts.values().sum()
+    }
 }
 
-async fn flusher(core: Arc<Core>, mut batches: mpsc::UnboundedReceiver<Batch>) {
-    while let Some(batch) = batches.recv().await {
-        let bytes = batch.bytes;
-        let actions: Vec<Action> = batch.mutations.into_iter().map(Action::from).collect();
-        let rt = &core.inner;
-        let outcomes = crate::multi::run(rt, &rt.defaults, &core.table, &actions).await;
-        let mut failures = Vec::new();
-        for (action, outcome) in actions.iter().zip(outcomes) {
-            if let Err(error) = outcome {
-                let failed = FailedMutation {
-                    row: action.row().clone(),
-                    error,
-                };
-                if let Some(listener) = &core.config.listener {
-                    listener(&failed);
-                }
-                failures.push(failed);
+/// A mutation handed to a request: what settling it needs.
+struct Sent {
+    row: Bytes,
+    bytes: usize,
+    cut: u64,
+}
+
+/// One request being formed: one server's share of a dispatch pass.
+struct Request {
+    server: Option<String>,
+    regions: Vec<Bytes>,
+    entries: Vec<Entry>,
+    bytes: usize,
+}
+
+/// Ends the mutator's sending for good when the dispatcher ends (the runtime shut down, or a
+/// bug panicked it): every queued mutation fails, later cuts fail at once.
+struct DispatcherGuard(Arc<Core>);
+
+impl Drop for DispatcherGuard {
+    fn drop(&mut self) {
+        let core = &self.0;
+        let queued: Vec<Entry> = {
+            let mut st = core.lock();
+            if st.abandoned && st.queue.is_empty() {
+                return;
+            }
+            st.dead = true;
+            st.queue.drain(..).collect()
+        };
+        if !queued.is_empty() {
+            tracing::error!(table = %core.table, mutations = queued.len(), "the BufferedMutator's flusher ended; queued mutations fail");
+        }
+        for e in queued {
+            let sent = Sent {
+                row: e.mutation.row().clone(),
+                bytes: e.bytes,
+                cut: e.cut,
+            };
+            core.lock()
+                .busy_rows
+                .entry(sent.row.clone())
+                .and_modify(|n| *n += 1)
+                .or_insert(1);
+            core.settle(
+                &sent,
+                Err(core.closed_error("its flusher is gone (the runtime shut down); not sent")),
+            );
+        }
+        core.progress.notify_waiters();
+    }
+}
+
+async fn dispatcher(core: Arc<Core>) {
+    let _guard = DispatcherGuard(core.clone());
+    loop {
+        let woken = core.wake.notified();
+        {
+            let st = core.lock();
+            if st.abandoned && st.queue.is_empty() {
+                return;
             }
         }
-        if !failures.is_empty() {
-            tracing::warn!(table = %core.table, failed = failures.len(), "buffered mutations failed");
+        dispatch(&core).await;
+        woken.await;
+    }
+}
+
+/// One dispatch pass over the queue, in order: each mutation goes into its server's request
+/// unless its row or region already has a request in flight, or its server has as many as it
+/// may; those wait (in order) for the next pass.
+async fn dispatch(core: &Arc<Core>) {
+    let queue = std::mem::take(&mut core.lock().queue);
+    if queue.is_empty() {
+        return;
+    }
+    let mut held: VecDeque<Entry> = VecDeque::new();
+    let mut held_rows: HashSet<Bytes> = HashSet::new();
+    let mut held_regions: HashSet<Bytes> = HashSet::new();
+    let mut requests: Vec<Request> = Vec::new();
+    let mut request_of_server: HashMap<String, usize> = HashMap::new();
+    let mut request_of_region: HashMap<Bytes, usize> = HashMap::new();
+    let mut forming_rows: HashMap<Bytes, Bytes> = HashMap::new();
+    let deadline = Instant::now() + core.opts.rpc_timeout;
+    for mut entry in queue {
+        let row = entry.mutation.row().clone();
+        if held_rows.contains(&row) {
+            held.push_back(entry);
+            continue;
+        }
+        // Held last pass for a region still busy: no need to look it up again.
+        if let Some(region) = &entry.region {
+            if held_regions.contains(region)
+                || core.lock().busy_regions.get(region).copied().unwrap_or(0)
+                    >= core.tasks_per_region
+                    && !request_of_region.contains_key(region)
+            {
+                held_rows.insert(row);
+                held.push_back(entry);
+                continue;
+            }
+        }
+        let loc = core
+            .rt
+            .locator
+            .seek(&core.table, Seek::Row(&row), deadline)
+            .await;
+        let Ok(loc) = loc else {
+            // Not locatable now: a request of its own, whose retries look it up again.
+            if core.lock().busy_rows.contains_key(&row) || forming_rows.contains_key(&row) {
+                held_rows.insert(row);
+                held.push_back(entry);
+                continue;
+            }
+            forming_rows.insert(row, Bytes::new());
+            let bytes = entry.bytes;
+            requests.push(Request {
+                server: None,
+                regions: Vec::new(),
+                entries: vec![entry],
+                bytes,
+            });
+            continue;
+        };
+        let region = loc.region.name.clone();
+        let server = loc.server.address();
+        entry.region = Some(region.clone());
+        let hold = {
+            let st = core.lock();
+            let row_busy = st.busy_rows.contains_key(&row)
+                || forming_rows.get(&row).is_some_and(|r| *r != region);
+            match request_of_region.get(&region) {
+                Some(&r) => row_busy || requests[r].bytes >= core.max_request_size,
+                None => {
+                    let region_tasks = st.busy_regions.get(&region).copied().unwrap_or(0);
+                    let server_tasks = st.server_tasks.get(&server).copied().unwrap_or(0)
+                        + requests
+                            .iter()
+                            .filter(|r| r.server.as_deref() == Some(&server))
+                            .count();
+                    let joins = request_of_server
+                        .get(&server)
+                        .is_some_and(|&r| requests[r].bytes < core.max_request_size);
+                    row_busy
+                        || held_regions.contains(&region)
+                        || region_tasks >= core.tasks_per_region
+                        || (!joins && server_tasks >= core.tasks_per_server)
+                }
+            }
+        };
+        if hold {
+            held_rows.insert(row);
+            held_regions.insert(region);
+            held.push_back(entry);
+            continue;
+        }
+        forming_rows.insert(row, region.clone());
+        let r = match request_of_region.get(&region) {
+            Some(&r) => r,
+            None => {
+                let r = match request_of_server.get(&server) {
+                    Some(&r) if requests[r].bytes < core.max_request_size => r,
+                    _ => {
+                        requests.push(Request {
+                            server: Some(server.clone()),
+                            regions: Vec::new(),
+                            entries: Vec::new(),
+                            bytes: 0,
+                        });
+                        request_of_server.insert(server.clone(), requests.len() - 1);
+                        requests.len() - 1
+                    }
+                };
+                requests[r].regions.push(region.clone());
+                request_of_region.insert(region.clone(), r);
+                r
+            }
+        };
+        requests[r].bytes += entry.bytes;
+        requests[r].entries.push(entry);
+    }
+    {
+        let mut st = core.lock();
+        held.extend(st.queue.drain(..));
+        st.queue = held;
+        for req in &requests {
+            if let Some(server) = &req.server {
+                *st.server_tasks.entry(server.clone()).or_default() += 1;
+            }
+            for region in &req.regions {
+                *st.busy_regions.entry(region.clone()).or_default() += 1;
+            }
+            for e in &req.entries {
+                *st.busy_rows.entry(e.mutation.row().clone()).or_default() += 1;
+            }
+        }
+    }
+    for req in requests {
+        tokio::spawn(send_request(core.clone(), req));
+    }
+}
+
+/// Frees a request's server and regions when it ends, and fails whatever it leaves without
+/// an outcome (the task was dropped: the runtime shut down).
+struct RequestGuard<'a> {
+    core: &'a Arc<Core>,
+    server: Option<String>,
+    regions: Vec<Bytes>,
+    sent: &'a [Sent],
+    settled: &'a Mutex<Vec<bool>>,
+}
+
+impl Drop for RequestGuard<'_> {
+    fn drop(&mut self) {
+        let core = self.core;
+        let unsettled: Vec<usize> = {
+            let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+            let idxs: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
+            for &i in &idxs {
+                settled[i] = true;
+            }
+            idxs
+        };
+        for i in unsettled {
+            let e =
+                Error::OutcomeUnknown {
+                    attempts: 1,
+                    last: Box::new(core.closed_error(
+                        "its request ended without an answer (the runtime shut down)",
+                    )),
+                };
+            core.settle(&self.sent[i], Err(e));
         }
         {
             let mut st = core.lock();
-            st.in_flight_bytes -= bytes;
-            st.in_flight_batches -= 1;
-            st.failures.extend(failures);
+            if let Some(s) = &self.server {
+                release_count(&mut st.server_tasks, s);
+            }
+            for region in &self.regions {
+                release_count(&mut st.busy_regions, region);
+            }
         }
-        core.budget.release(bytes, true);
-        core.progress.notify_waiters();
+        core.wake.notify_one();
     }
+}
+
+async fn send_request(core: Arc<Core>, req: Request) {
+    let mut sent = Vec::with_capacity(req.entries.len());
+    let mut actions = Vec::with_capacity(req.entries.len());
+    for e in req.entries {
+        sent.push(Sent {
+            row: e.mutation.row().clone(),
+            bytes: e.bytes,
+            cut: e.cut,
+        });
+        actions.push(Action::from(e.mutation));
+    }
+    let settled = Mutex::new(vec![false; sent.len()]);
+    let _guard = RequestGuard {
+        core: &core,
+        server: req.server,
+        regions: req.regions,
+        sent: &sent,
+        settled: &settled,
+    };
+    let on_outcome = |idx: usize, outcome: Result<ActionResult>| {
+        {
+            let mut s = settled.lock().unwrap_or_else(|e| e.into_inner());
+            if std::mem::replace(&mut s[idx], true) {
+                return;
+            }
+        }
+        core.settle(&sent[idx], outcome);
+    };
+    crate::multi::run_each(&core.rt, &core.opts, &core.table, &actions, &on_outcome).await;
 }
 
 async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
@@ -419,13 +905,11 @@ async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
         let Some(handle) = handle.upgrade() else {
             return;
         };
-        let mutator = BufferedMutator { handle };
-        let mut st = mutator.handle.core.lock();
+        let core = &handle.core;
+        let mut st = core.lock();
         if st.closed {
             return;
         }
-        if st.in_flight_batches == 0 {
-            mutator.cut_batch(&mut st);
-        }
+        core.cut(&mut st);
     }
 }

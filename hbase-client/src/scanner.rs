@@ -76,6 +76,7 @@ impl ScanStream {
             scan,
             position,
             partial: None,
+            read_point: None,
         };
         tokio::spawn(scanner.run(tx));
         ScanStream {
@@ -114,6 +115,10 @@ struct Scanner {
     remaining: Option<u64>,
     /// Cells of a row whose remaining cells come in a later response.
     partial: Option<RowResult>,
+    /// The region being scanned and the MVCC read point its first open returned: a reopen
+    /// in the same region sends it back, so the scan does not see later writes (Java keeps
+    /// it within a region and starts afresh in the next).
+    read_point: Option<(Bytes, u64)>,
 }
 
 /// An open server-side scanner.
@@ -185,9 +190,16 @@ impl Scanner {
             Position::At(row, include) => (row.clone(), *include),
             _ => (Bytes::new(), true),
         };
+        let mut scan = self.scan.to_proto(&start, include_start);
+        match &self.read_point {
+            Some((region, point)) if *region == loc.region.name => {
+                scan.mvcc_read_point = Some(*point);
+            }
+            _ => self.read_point = None,
+        }
         let open_req = hbase_proto::ScanRequest {
             region: Some(region_specifier(&loc.region.name)),
-            scan: Some(self.scan.to_proto(&start, include_start)),
+            scan: Some(scan),
             number_of_rows: Some(self.batch_rows()),
             client_handles_partials: Some(true),
             client_handles_heartbeats: Some(true),
@@ -195,6 +207,11 @@ impl Scanner {
             ..Default::default()
         };
         let (mut resp, mut cellblock) = call(op, &ep, &open_req).await?;
+        if self.read_point.is_none() {
+            if let Some(point) = resp.mvcc_read_point.filter(|&p| p > 0) {
+                self.read_point = Some((loc.region.name.clone(), point));
+            }
+        }
         let mut open: Option<Open> = resp.scanner_id.map(|id| Open {
             ep: &ep,
             id,
@@ -225,7 +242,8 @@ impl Scanner {
                 return Ok(None);
             }
             if !resp.more_results_in_region.unwrap_or(true) || open.is_none() {
-                close(op, open.take()).await;
+                // The server closed the scanner itself when it said the region is done.
+                self.read_point = None;
                 self.advance_past(&loc);
                 return Ok(None);
             }
@@ -245,8 +263,13 @@ impl Scanner {
                     cellblock = cb;
                 }
                 Err(e) => {
-                    // Reopen after the last delivered row (the position already says so).
-                    close(op, open.take()).await;
+                    // Reopen after the last delivered row (the position already says so). A
+                    // scanner the server answered for is closed; one on a connection that
+                    // failed is left to its lease: closing it there would wait out another
+                    // RPC timeout before the reopen.
+                    if e.remote().is_some() {
+                        close(op, open.take()).await;
+                    }
                     return Err(e);
                 }
             }

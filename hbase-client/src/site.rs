@@ -15,6 +15,11 @@
 //! | `hbase.client.retries.number` | [`ClientConfigBuilder::retries`] |
 //! | `hbase.client.pause` (ms) | [`ClientConfigBuilder::pause`] |
 //! | `hbase.client.write.buffer` (bytes) | [`ClientConfigBuilder::write_buffer_size`] |
+//! | `hbase.client.write.buffer.periodicflush.timeout.ms` (ms; 0: off) | [`ClientConfigBuilder::write_buffer_periodic_flush`] |
+//! | `hbase.client.write.buffer.maxmutations` (≤ 0: no limit) | [`ClientConfigBuilder::write_buffer_max_mutations`] |
+//! | `hbase.client.max.perserver.tasks` | [`ClientConfigBuilder::max_tasks_per_server`] |
+//! | `hbase.client.max.perregion.tasks` | [`ClientConfigBuilder::max_tasks_per_region`] |
+//! | `hbase.client.max.perrequest.heapsize` (bytes) | [`ClientConfigBuilder::max_request_size`] |
 //! | `hbase.client.scanner.caching` | [`ClientConfigBuilder::scanner_caching`] |
 //! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
 //! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
@@ -42,7 +47,7 @@ use crate::runtime::config::{ClientConfig, ClientConfigBuilder};
 use crate::security::{Kerberos, Protection, Tls};
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 26] = [
+pub const HONOURED_PROPERTIES: [&str; 31] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -51,6 +56,11 @@ pub const HONOURED_PROPERTIES: [&str; 26] = [
     "hbase.client.retries.number",
     "hbase.client.pause",
     "hbase.client.write.buffer",
+    "hbase.client.write.buffer.periodicflush.timeout.ms",
+    "hbase.client.write.buffer.maxmutations",
+    "hbase.client.max.perserver.tasks",
+    "hbase.client.max.perregion.tasks",
+    "hbase.client.max.perrequest.heapsize",
     "hbase.client.scanner.caching",
     "hbase.client.scanner.max.result.size",
     "hbase.client.keyvalue.maxsize",
@@ -310,6 +320,37 @@ impl HbaseSite {
                 )));
             }
             b = b.write_buffer_size(n);
+        }
+        if let Some(t) = self.millis("hbase.client.write.buffer.periodicflush.timeout.ms", true)? {
+            b = b.write_buffer_periodic_flush(Some(t));
+        }
+        if let Some(n) = self.number::<i64>(
+            "hbase.client.write.buffer.maxmutations",
+            "a number of mutations",
+        )? {
+            // HBase: -1 (or any value of 0 or less) means no count limit.
+            b = b.write_buffer_max_mutations((n > 0).then_some(n as usize));
+        }
+        for (name, set) in [
+            (
+                "hbase.client.max.perserver.tasks",
+                ClientConfigBuilder::max_tasks_per_server as fn(_, _) -> _,
+            ),
+            (
+                "hbase.client.max.perregion.tasks",
+                ClientConfigBuilder::max_tasks_per_region,
+            ),
+            (
+                "hbase.client.max.perrequest.heapsize",
+                ClientConfigBuilder::max_request_size,
+            ),
+        ] {
+            if let Some(n) = self.number::<usize>(name, positive)? {
+                if n == 0 {
+                    return Err(invalid(format!("{name}=0 is not {positive}")));
+                }
+                b = set(b, n);
+            }
         }
         if let Some(n) = self.number::<i64>("hbase.client.scanner.caching", "a number of rows")? {
             if n < 1 {
@@ -610,6 +651,11 @@ mod tests {
   <property><name>hbase.client.pause</name><value>250</value></property>
   <property><name>hbase.client.write.buffer</name><value>4194304</value></property>
   <property><name>hbase.client.scanner.caching</name><value>500</value></property>
+  <property><name>hbase.client.write.buffer.periodicflush.timeout.ms</name><value>250</value></property>
+  <property><name>hbase.client.write.buffer.maxmutations</name><value>300</value></property>
+  <property><name>hbase.client.max.perserver.tasks</name><value>3</value></property>
+  <property><name>hbase.client.max.perregion.tasks</name><value>2</value></property>
+  <property><name>hbase.client.max.perrequest.heapsize</name><value>1048576</value></property>
   <property><name>hbase.client.scanner.max.result.size</name><value>1048576</value></property>
   <property><name>hbase.client.keyvalue.maxsize</name><value>-1</value></property>
   <property><name>hbase.client.rpc.compressor</name><value>org.apache.hadoop.io.compress.SnappyCodec</value></property>
@@ -631,6 +677,14 @@ mod tests {
         assert_eq!(c.pause(), Duration::from_millis(250));
         assert_eq!(c.write_buffer_size(), 4 << 20);
         assert_eq!(c.scanner_caching(), 500);
+        assert_eq!(
+            c.write_buffer_periodic_flush(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(c.write_buffer_max_mutations(), Some(300));
+        assert_eq!(c.max_tasks_per_server(), 3);
+        assert_eq!(c.max_tasks_per_region(), 2);
+        assert_eq!(c.max_request_size(), 1 << 20);
         assert_eq!(c.scanner_max_result_size(), 1 << 20);
         assert_eq!(c.keyvalue_max_size(), usize::MAX);
         assert_eq!(c.cellblock_compression(), CellBlockCompression::Snappy);

@@ -383,7 +383,7 @@ impl HbaseDb {
         let mut outcome = FlushOutcome::default();
         match result {
             Ok(()) => {}
-            Err(HError::MutationsFailed { failures }) => {
+            Err(HError::MutationsFailed { failures, .. }) => {
                 for (i, f) in failures.iter().enumerate() {
                     if (i as u64) < MAX_PRINTED_ERRORS {
                         eprintln!(

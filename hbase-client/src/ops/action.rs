@@ -97,6 +97,18 @@ impl Action {
         }
     }
 
+    /// Approximate memory held (HBase's heap-size estimate; a get counts its row), for
+    /// splitting batches into requests.
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Action::Get(g) => g.row().len() + 64,
+            Action::Put(p) => p.heap_size(),
+            Action::Delete(d) => d.heap_size(),
+            Action::Increment(i) => i.heap_size(),
+            Action::Append(a) => a.heap_size(),
+        }
+    }
+
     pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
             Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),

@@ -36,6 +36,11 @@ pub struct ClientConfig {
     pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
     pub(crate) write_buffer_size: usize,
     pub(crate) write_buffer_limit: usize,
+    pub(crate) write_buffer_periodic_flush: Option<Duration>,
+    pub(crate) write_buffer_max_mutations: Option<usize>,
+    pub(crate) max_tasks_per_server: usize,
+    pub(crate) max_tasks_per_region: usize,
+    pub(crate) max_request_size: usize,
     pub(crate) scanner_caching: u32,
     pub(crate) scanner_max_result_size: u64,
     pub(crate) keyvalue_max_size: usize,
@@ -65,6 +70,17 @@ impl fmt::Debug for ClientConfig {
             .field("retry_policy", &self.retry_policy)
             .field("write_buffer_size", &self.write_buffer_size)
             .field("write_buffer_limit", &self.write_buffer_limit)
+            .field(
+                "write_buffer_periodic_flush",
+                &self.write_buffer_periodic_flush,
+            )
+            .field(
+                "write_buffer_max_mutations",
+                &self.write_buffer_max_mutations,
+            )
+            .field("max_tasks_per_server", &self.max_tasks_per_server)
+            .field("max_tasks_per_region", &self.max_tasks_per_region)
+            .field("max_request_size", &self.max_request_size)
             .field("scanner_caching", &self.scanner_caching)
             .field("scanner_max_result_size", &self.scanner_max_result_size)
             .field("keyvalue_max_size", &self.keyvalue_max_size)
@@ -99,6 +115,11 @@ impl ClientConfig {
                 retry_policy: None,
                 write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
                 write_buffer_limit: DEFAULT_WRITE_BUFFER_LIMIT,
+                write_buffer_periodic_flush: None,
+                write_buffer_max_mutations: None,
+                max_tasks_per_server: 2,
+                max_tasks_per_region: 1,
+                max_request_size: DEFAULT_MAX_REQUEST_SIZE,
                 scanner_caching: DEFAULT_SCANNER_CACHING,
                 scanner_max_result_size: DEFAULT_SCANNER_MAX_RESULT_SIZE,
                 keyvalue_max_size: crate::rpc::cellblock::MAX_KEYVALUE_SIZE,
@@ -144,6 +165,32 @@ impl ClientConfig {
     /// Bound on the bytes all mutators of one client hold together.
     pub fn write_buffer_limit(&self) -> usize {
         self.write_buffer_limit
+    }
+
+    /// How often mutators flush what they buffer, if at all (`None`: only when full).
+    pub fn write_buffer_periodic_flush(&self) -> Option<Duration> {
+        self.write_buffer_periodic_flush
+    }
+
+    /// Mutations a mutator buffers before it flushes, whatever their size (`None`: no count
+    /// limit).
+    pub fn write_buffer_max_mutations(&self) -> Option<usize> {
+        self.write_buffer_max_mutations
+    }
+
+    /// Requests (`Multi`s) of one batch or mutator in flight to one server at once.
+    pub fn max_tasks_per_server(&self) -> usize {
+        self.max_tasks_per_server
+    }
+
+    /// Requests of one batch or mutator in flight to one region at once.
+    pub fn max_tasks_per_region(&self) -> usize {
+        self.max_tasks_per_region
+    }
+
+    /// Bytes of mutations (heap-size estimate) in one `Multi` request.
+    pub fn max_request_size(&self) -> usize {
+        self.max_request_size
     }
 
     /// Rows per scan RPC when a [`Scan`](crate::Scan) does not say.
@@ -216,6 +263,9 @@ impl ClientConfig {
 pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 2 * 1024 * 1024;
 /// Default [`ClientConfig::write_buffer_limit`]: 256 MiB for all mutators of one client.
 pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
+/// Default [`ClientConfig::max_request_size`]: 4 MiB of mutations per `Multi` request, as
+/// HBase's `hbase.client.max.perrequest.heapsize`.
+pub const DEFAULT_MAX_REQUEST_SIZE: usize = 4 * 1024 * 1024;
 // The scanner defaults belong to the request type that falls back on them.
 pub use crate::ops::{DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
 
@@ -341,6 +391,44 @@ impl ClientConfigBuilder {
     /// through when nothing else is held.
     pub fn write_buffer_limit(mut self, bytes: usize) -> Self {
         self.config.write_buffer_limit = bytes.max(1);
+        self
+    }
+
+    /// Mutators flush whatever they buffer every `interval` (default: off; only full buffers,
+    /// `flush` and `close` send), as HBase's `hbase.client.write.buffer.periodicflush.timeout.ms`.
+    /// A [`MutatorConfig`](crate::MutatorConfig) may set its own.
+    pub fn write_buffer_periodic_flush(mut self, interval: Option<Duration>) -> Self {
+        self.config.write_buffer_periodic_flush = interval.filter(|d| !d.is_zero());
+        self
+    }
+
+    /// A mutator flushes once it buffers this many mutations, even below its byte size
+    /// (default: no count limit), as HBase's `hbase.client.write.buffer.maxmutations`.
+    pub fn write_buffer_max_mutations(mut self, mutations: Option<usize>) -> Self {
+        self.config.write_buffer_max_mutations = mutations.map(|n| n.max(1));
+        self
+    }
+
+    /// Requests one batch or mutator keeps in flight to one server at once (default 2, as
+    /// HBase's `hbase.client.max.perserver.tasks`). Servers are written to concurrently, so one
+    /// slow server does not hold up the others.
+    pub fn max_tasks_per_server(mut self, tasks: usize) -> Self {
+        self.config.max_tasks_per_server = tasks.max(1);
+        self
+    }
+
+    /// Requests one batch or mutator keeps in flight to one region at once (default 1, as
+    /// HBase's `hbase.client.max.perregion.tasks`).
+    pub fn max_tasks_per_region(mut self, tasks: usize) -> Self {
+        self.config.max_tasks_per_region = tasks.max(1);
+        self
+    }
+
+    /// Bytes of mutations (HBase's heap-size estimate) in one `Multi` request; larger batches
+    /// are split into several (default 4 MiB, as HBase's `hbase.client.max.perrequest.heapsize`;
+    /// a single larger mutation still goes alone).
+    pub fn max_request_size(mut self, bytes: usize) -> Self {
+        self.config.max_request_size = bytes.max(1);
         self
     }
 
