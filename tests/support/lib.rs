@@ -2,7 +2,9 @@
 //! `scripts/hbase-local start`; `HBASE_ZK` overrides its ZooKeeper address.
 
 pub mod browser;
+pub mod processes;
 pub mod proxy;
+pub mod relay;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
