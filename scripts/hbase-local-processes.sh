@@ -153,7 +153,7 @@ clientPort=$ZK_PORT
 clientPortAddress=$ZK_HOST
 maxClientCnxns=0
 admin.enableServer=false
-4lw.commands.whitelist=ruok,srvr,stat,mntr
+4lw.commands.whitelist=ruok,srvr,stat,mntr,cons
 # The transaction log is written (to the kernel) before every answer, which is what survives
 # kill -9; an fsync per write would only add disk latency on a shared test machine.
 forceSync=no

@@ -38,6 +38,10 @@ pub fn value_for(row: &str) -> Bytes {
     Bytes::from(format!("value-of-{row}-{}", "x".repeat(48)))
 }
 
+/// Pause between two writes of one synchronous writer task (9 tasks per kind), so that a
+/// scenario writes thousands of rows a minute, not hundreds of thousands.
+const WRITER_PAUSE: Duration = Duration::from_millis(20);
+
 /// Region index (0..REGIONS) of a row key `r{k}-…`.
 pub fn region_of(row: &str) -> usize {
     row.as_bytes()[1].wrapping_sub(b'0') as usize % REGIONS
@@ -182,7 +186,7 @@ pub struct Writers {
 #[derive(Debug, Clone)]
 pub struct WriterSet {
     pub vias: Vec<Via>,
-    /// Buffered rows per second (the mutator is paced; the others go as fast as they can).
+    /// Buffered rows per second (the others pause 20 ms between writes).
     pub buffered_rate: u32,
     /// Run the `get` reader too.
     pub reader: bool,
@@ -192,7 +196,7 @@ impl Default for WriterSet {
     fn default() -> Self {
         WriterSet {
             vias: Via::ALL.to_vec(),
-            buffered_rate: 1000,
+            buffered_rate: 500,
             reader: false,
         }
     }
@@ -342,6 +346,7 @@ async fn put_writer(t: Table, k: usize, stop: Arc<AtomicBool>, ledger: Arc<Ledge
             started,
             outcome: r.map(|()| Some(Instant::now())).map_err(|e| e.to_string()),
         });
+        tokio::time::sleep(WRITER_PAUSE).await;
     }
 }
 
@@ -367,6 +372,7 @@ async fn batch_writer(t: Table, stop: Arc<AtomicBool>, ledger: Arc<Ledger>) {
                 outcome: r.map(|_| Some(at)).map_err(|e| e.to_string()),
             });
         }
+        tokio::time::sleep(WRITER_PAUSE).await;
     }
 }
 
@@ -387,6 +393,7 @@ async fn increment_writer(t: Table, k: usize, stop: Arc<AtomicBool>, ledger: Arc
             started,
             outcome: r.map(|_| Some(Instant::now())).map_err(|e| e.to_string()),
         });
+        tokio::time::sleep(WRITER_PAUSE).await;
     }
 }
 
@@ -420,6 +427,7 @@ async fn reader(t: Table, stop: Arc<AtomicBool>, ledger: Arc<Ledger>) {
                 ledger.reads.failed.fetch_add(1, SeqCst);
             }
         }
+        tokio::time::sleep(WRITER_PAUSE / 4).await;
     }
 }
 

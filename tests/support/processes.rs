@@ -53,13 +53,25 @@ impl std::fmt::Display for Role {
 }
 
 impl ProcessCluster {
-    /// Starts a fresh cluster in `target/<name>`, with extra `hbase-site` properties.
+    /// Starts a fresh cluster in `target/<name>` on the crash tests' ports (see the module
+    /// docs), with extra `hbase-site` properties.
     pub async fn start(name: &str, extra_site: &[(&str, &str)]) -> ProcessCluster {
-        let root = env!("CARGO_MANIFEST_DIR");
         let zk_port = env_port("HBASE_CRASH_ZK_PORT")
             .unwrap_or_else(|| env_port("HBASE_LOCAL_ZK_PORT").unwrap_or(2181) + 1);
         let master_port = env_port("HBASE_CRASH_MASTER_PORT")
             .unwrap_or_else(|| env_port("HBASE_LOCAL_MASTER_PORT").unwrap_or(16000) + 1);
+        ProcessCluster::start_on(name, zk_port, master_port, extra_site).await
+    }
+
+    /// Starts a fresh cluster in `target/<name>` with ZooKeeper on `zk_port` and the masters
+    /// from `master_port` on.
+    pub async fn start_on(
+        name: &str,
+        zk_port: u16,
+        master_port: u16,
+        extra_site: &[(&str, &str)],
+    ) -> ProcessCluster {
+        let root = env!("CARGO_MANIFEST_DIR");
         let cluster = ProcessCluster {
             dir: PathBuf::from(format!("{root}/target/{name}")),
             zk_port,

@@ -12,7 +12,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -34,6 +34,8 @@ struct Shared {
     changes: watch::Sender<u64>,
     accepted: AtomicU64,
     bytes: AtomicU64,
+    /// Local ports of the relay's connections to its upstreams, newest last.
+    upstream_ports: Mutex<Vec<u16>>,
 }
 
 /// A listener on `127.0.0.1:<port>` relaying to a fixed address or, as a SOCKS5 proxy, to
@@ -73,6 +75,7 @@ impl Relay {
             changes: watch::channel(0).0,
             accepted: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
+            upstream_ports: Mutex::new(Vec::new()),
         });
         let accept_task =
             tokio::spawn(accept_loop(listener, target, shared.clone())).abort_handle();
@@ -108,6 +111,16 @@ impl Relay {
     /// Bytes forwarded so far (both ways).
     pub fn bytes(&self) -> u64 {
         self.shared.bytes.load(SeqCst)
+    }
+
+    /// The local ports of the connections the relay opened to its upstreams, oldest first
+    /// (how the upstream sees them, e.g. in ZooKeeper's `cons`).
+    pub fn upstream_ports(&self) -> Vec<u16> {
+        self.shared
+            .upstream_ports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -156,6 +169,13 @@ async fn serve(mut client: TcpStream, target: Target, shared: Arc<Shared>) -> st
         };
     let _ = server.set_nodelay(true);
     let _ = client.set_nodelay(true);
+    if let Ok(local) = server.local_addr() {
+        shared
+            .upstream_ports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(local.port());
+    }
     let (cr, cw) = client.into_split();
     let (sr, sw) = server.into_split();
     // Either direction ending closes both.
