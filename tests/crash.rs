@@ -23,7 +23,8 @@ use hbase_client::{
     Admin, Client, ClientConfigBuilder, ColumnFamily, Put, ServerName, TableDescriptor, TableName,
 };
 use hbase_it::processes::{wait_for, ProcessCluster};
-use workload::{account, stats_line, WriterSet, Writers, REGIONS, SPLITS};
+use hbase_it::stats_line;
+use workload::{account, WriterSet, Writers, REGIONS, SPLITS};
 
 /// The scenarios share ports: one at a time.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

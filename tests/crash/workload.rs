@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hbase_client::{
-    Action, ActionResult, BufferedMutator, Client, Error, Get, MutatorConfig, Put, StatsSnapshot,
-    Table, TableName,
+    Action, ActionResult, BufferedMutator, Client, Error, Get, MutatorConfig, Put, Table, TableName,
 };
 use tokio::task::JoinHandle;
 
@@ -160,16 +159,6 @@ impl Ledger {
             .iter()
             .filter(|r| !except.contains(&region_of(&r.row)))
             .filter(|r| matches!(r.outcome, Ok(Some(at)) if at >= from && at < to))
-            .count()
-    }
-
-    /// Synchronous writes reported failed so far.
-    pub fn failed(&self) -> usize {
-        self.records
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.outcome.is_err())
             .count()
     }
 }
@@ -697,27 +686,4 @@ async fn read_counter(table: &Table, row: &str) -> u64 {
         }
     }
     unreachable!()
-}
-
-/// The client's counters as one line: totals, then retries and relocations per server.
-pub fn stats_line(s: &StatsSnapshot) -> String {
-    let mut line = format!(
-        "calls {}, Multi calls {}, errors {}, retries {}, relocations {}, meta lookups {}, meta cache misses {}",
-        s.total(|x| x.calls),
-        s.total(|x| x.multi_calls),
-        s.total(|x| x.errors),
-        s.total(|x| x.retries),
-        s.total(|x| x.relocations),
-        s.meta_lookups,
-        s.meta_cache_misses,
-    );
-    for srv in &s.servers {
-        if srv.retries > 0 || srv.relocations > 0 || srv.errors > 0 {
-            line.push_str(&format!(
-                "; {}: {} errors, {} retries, {} relocations",
-                srv.server, srv.errors, srv.retries, srv.relocations
-            ));
-        }
-    }
-    line
 }

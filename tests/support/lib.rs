@@ -9,7 +9,8 @@ pub mod relay;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hbase_client::{
-    Client, ClientConfig, ClientConfigBuilder, ColumnFamily, TableDescriptor, TableName,
+    Client, ClientConfig, ClientConfigBuilder, ColumnFamily, StatsSnapshot, TableDescriptor,
+    TableName,
 };
 
 /// ZooKeeper address of the test cluster.
@@ -85,4 +86,27 @@ pub async fn drop_table(client: &Client, name: &TableName) {
     let admin = client.admin();
     admin.disable_table(name).await.expect("disable");
     admin.delete_table(name).await.expect("delete");
+}
+
+/// The client's counters as one line: totals, then retries and relocations per server.
+pub fn stats_line(s: &StatsSnapshot) -> String {
+    let mut line = format!(
+        "calls {}, Multi calls {}, errors {}, retries {}, relocations {}, meta lookups {}, meta cache misses {}",
+        s.total(|x| x.calls),
+        s.total(|x| x.multi_calls),
+        s.total(|x| x.errors),
+        s.total(|x| x.retries),
+        s.total(|x| x.relocations),
+        s.meta_lookups,
+        s.meta_cache_misses,
+    );
+    for srv in &s.servers {
+        if srv.retries > 0 || srv.relocations > 0 || srv.errors > 0 {
+            line.push_str(&format!(
+                "; {}: {} errors, {} retries, {} relocations",
+                srv.server, srv.errors, srv.retries, srv.relocations
+            ));
+        }
+    }
+    line
 }

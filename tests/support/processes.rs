@@ -161,6 +161,11 @@ impl ProcessCluster {
             .env("HBASE_LOCAL_MASTER_PORT", self.master_port.to_string())
             .env("HBASE_LOCAL_REGIONSERVERS", REGION_SERVERS.to_string())
             .env("HBASE_LOCAL_EXTRA_SITE", &self.extra_site)
+            // Six JVMs starting on two busy cores: allow for it.
+            .env(
+                "HBASE_LOCAL_START_TIMEOUT",
+                std::env::var("HBASE_LOCAL_START_TIMEOUT").unwrap_or_else(|_| "300".into()),
+            )
             .env_remove("HBASE_LOCAL_PROCESSES")
             .kill_on_drop(true);
         c
@@ -280,6 +285,27 @@ impl ProcessCluster {
             .await
             .status
             .success()
+    }
+
+    /// Resident memory (MiB) of each daemon that is running.
+    pub async fn resident_mib(&self) -> Vec<(Role, u64)> {
+        let mut roles = vec![Role::Zk, Role::Master(1), Role::Master(2)];
+        roles.extend((1..=REGION_SERVERS).map(Role::Rs));
+        let mut out = Vec::new();
+        for role in roles {
+            let pid = self.script(&["pid", &role.to_string()]).await;
+            let pid = String::from_utf8_lossy(&pid.stdout).trim().to_string();
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let kib = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|n| n.parse::<u64>().ok());
+            if let Some(kib) = kib {
+                out.push((role, kib / 1024));
+            }
+        }
+        out
     }
 
     /// The last `lines` lines of `role`'s log.
