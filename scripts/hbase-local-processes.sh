@@ -28,6 +28,7 @@
 #   kill-master [N]    kill -9 master N, or the active one (prints which)
 #   start-master [N]   start master N (or every master that is down) as a backup master
 #   kill-zk            kill -9 ZooKeeper (its data directory stays: sessions resume on restart)
+#   stop-zk            stop ZooKeeper cleanly (SIGTERM)
 #   start-zk           start ZooKeeper again and wait until it answers
 #   restart-zk         kill-zk, then start-zk
 #   pid ROLE           print the pid of ROLE (zk, master1, master2, rs1, ...); exit 3 if down
@@ -544,6 +545,13 @@ cmd_procs_kill_zk() {
   procs_kill_role zk
 }
 
+cmd_procs_stop_zk() {
+  procs_require_running; lock
+  local pid; pid=$(procs_pid zk) || die "zk is not running"
+  kill_and_wait "$pid" 20
+  say "stopped zk (pid $pid)"
+}
+
 cmd_procs_start_zk() {
   procs_require_running; lock
   if procs_pid zk >/dev/null; then say "ZooKeeper is already running"; return 0; fi
@@ -572,7 +580,7 @@ cmd_procs_logs() {
   esac
 }
 
-PROCS_COMMANDS=" kill-rs start-rs stop-rs kill-meta kill-master start-master kill-zk start-zk restart-zk pid "
+PROCS_COMMANDS=" kill-rs start-rs stop-rs kill-meta kill-master start-master kill-zk stop-zk start-zk restart-zk pid "
 
 procs_is_command() { [[ "$PROCS_COMMANDS" == *" $1 "* ]]; }
 
@@ -588,6 +596,7 @@ procs_dispatch() {
     kill-master) cmd_procs_kill_master "$@" ;;
     start-master) cmd_procs_start_master "$@" ;;
     kill-zk) cmd_procs_kill_zk ;;
+    stop-zk) cmd_procs_stop_zk ;;
     start-zk) cmd_procs_start_zk ;;
     restart-zk) cmd_procs_kill_zk; cmd_procs_start_zk ;;
     pid) cmd_procs_pid "$@" ;;
