@@ -87,14 +87,41 @@ procs_check_rs() {
     || die "region server number must be 1..$NUM_RS (got '${1:-}')"
 }
 
+# "true" when the fetched Hadoop's local streams advertise hflush/hsync (their buffer is a
+# BufferedIOStatisticsOutputStream: Hadoop 3.3.1 and later, as HBase 2.5/2.6-hadoop3 bring),
+# else "false" (Hadoop 2.10 of HBase 2.4, Hadoop 3.2 of HBase 3.0.0-alpha-4: the same flush to
+# the file descriptor, undeclared).
+procs_capability_check() {
+  local jar v
+  jar=$(ls "$LIB_DIR"/hadoop-common-[0-9]*.jar 2>/dev/null | head -n 1)
+  if [[ -n "$jar" ]] && command -v python3 >/dev/null 2>&1; then
+    python3 - "$jar" <<'PY' && return 0
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+print("true" if "org/apache/hadoop/fs/statistics/BufferedIOStatisticsOutputStream.class" in names else "false")
+PY
+  fi
+  v=$(basename "${jar:-hadoop-common-3.4.0.jar}" .jar); v=${v#hadoop-common-}
+  if printf '3.3.1
+%s
+' "${v%%-*}" | sort -V -C; then echo true; else echo false; fi
+}
+
 procs_write_config() {
   mkdir -p "$CONF_DIR" "$LOG_DIR" "$RUN_DIR/hbase" "$RUN_DIR/tmp" "$RUN_DIR/zk" "$PROCS_PID_DIR"
-  # The standalone mode's files first (log4j2 configs, env file); the site is replaced below.
+  # The standalone mode's files first (logging configs, hosts file, env file); the site is
+  # replaced below.
   write_config
-  # One log file per daemon: its JVM names it with -Dhbase.local.log.
-  sed -i 's|^appender.file.fileName = .*|appender.file.fileName = ${sys:hbase.local.log}|;
-          s|^appender.file.filePattern = .*|appender.file.filePattern = ${sys:hbase.local.log}.%i|' \
-    "$CONF_DIR/log4j2.properties"
+  # One log file per daemon: its JVM names it with -Dhbase.local.log (both logging stacks
+  # substitute system properties in their configuration).
+  if [[ "$(logging_backend)" == log4j1 ]]; then
+    sed -i 's|^log4j.appender.FILE.File=.*|log4j.appender.FILE.File=${hbase.local.log}|' \
+      "$CONF_DIR/log4j.properties"
+  else
+    sed -i 's|^appender.file.fileName = .*|appender.file.fileName = ${sys:hbase.local.log}|;
+            s|^appender.file.filePattern = .*|appender.file.filePattern = ${sys:hbase.local.log}.%i|' \
+      "$CONF_DIR/log4j2.properties"
+  fi
 
   cat >"$CONF_DIR/hbase-site.xml" <<EOF
 <?xml version="1.0"?>
@@ -109,17 +136,18 @@ procs_write_config() {
   <property><name>hbase.zookeeper.property.clientPort</name><value>$ZK_PORT</value></property>
   <property><name>zookeeper.session.timeout</name><value>$PROCS_ZK_SESSION_MS</value></property>
 
-  <!-- Durability on the local filesystem. The default file:// filesystem (LocalFileSystem, a
-       ChecksumFileSystem) keeps hflush'ed bytes in the JVM: a kill -9 loses acknowledged
-       edits. RawLocalFileSystem's hflush writes them to the kernel (and hsync fsyncs), and its
-       streams advertise both capabilities, so HBase's check stays on and refuses to run
-       otherwise. -->
+  <!-- Durability on the local filesystem (README, "Crash tests"): an acknowledged edit must be
+       in the kernel when the client hears of it, so that kill -9 cannot take it. The raw local
+       filesystem's hflush writes it to the file descriptor (hsync also fsyncs), and no
+       checksum layer buffers in between. On Hadoop 3 its streams advertise hflush and hsync,
+       and HBase checks that they do; Hadoop 2's (HBase 2.4) flush the same way but do not
+       say so, and the check would refuse them. -->
   <property><name>fs.file.impl</name><value>org.apache.hadoop.fs.RawLocalFileSystem</value></property>
-  <property><name>hbase.unsafe.stream.capability.enforce</name><value>true</value></property>
+  <property><name>hbase.unsafe.stream.capability.enforce</name><value>$(procs_capability_check)</value></property>
 
   <!-- addresses: loopback only, fixed ports, no web UIs -->
-  <property><name>hbase.master.hostname</name><value>127.0.0.1</value></property>
-  <property><name>hbase.unsafe.regionserver.hostname</name><value>127.0.0.1</value></property>
+  <property><name>hbase.master.hostname</name><value>$ADVERTISED_HOST</value></property>
+  <property><name>hbase.unsafe.regionserver.hostname</name><value>$ADVERTISED_HOST</value></property>
   <property><name>hbase.master.port</name><value>$(procs_master_port 1)</value></property>
   <property><name>hbase.regionserver.port</name><value>$(procs_rs_port 1)</value></property>
   <property><name>hbase.master.info.port</name><value>-1</value></property>
@@ -181,10 +209,10 @@ procs_launch() {
              "-Xms$heap" "-Xmx$heap" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError
              "-Xlog:gc:file=$LOG_DIR/gc-$role.log:time,uptime:filecount=2,filesize=10m"
              "-Djava.io.tmpdir=$RUN_DIR/tmp/$role"
-             "-Dlog4j2.configurationFile=$CONF_DIR/log4j2.properties"
+             "$(log_config_flag server)"
              "-Dhbase.local.log=$LOG_DIR/$role.log"
              "-Dzookeeper.jmx.log4j.disable=true")
-  mapfile -t -O "${#jvm[@]}" jvm < <(jdk_module_flags)
+  mapfile -t -O "${#jvm[@]}" jvm < <(jdk_module_flags; resolver_flags)
   jvm+=("${PROCS_JVM_EXTRA[@]}")
   rm -f "$PROCS_PID_DIR/$role.pid"
   (
@@ -311,6 +339,9 @@ cmd_procs_start() {
     port_in_use "$port" && die "port $port is already in use; move the cluster with HBASE_LOCAL_ZK_PORT / HBASE_LOCAL_MASTER_PORT"
   done
   local java; java=$(java_bin); check_java_version "$java"
+  check_hbase_version
+  [[ "$ADVERTISED_HOST" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$ ]] \
+    || die "HBASE_LOCAL_HOSTNAME must be a host name or IPv4 address (got '$ADVERTISED_HOST')"
   extra_site_properties >/dev/null
   fetch_jars
   procs_write_config
@@ -336,7 +367,7 @@ cmd_procs_start() {
 
 procs_master_registered() {
   procs_assert_alive "master$1" || return 2
-  zk_query "$ZK_PORT" 2>/dev/null | grep -q "^master $ZK_HOST,$(procs_master_port "$1"),"
+  zk_query "$ZK_PORT" 2>/dev/null | grep -q "^master [^,]*,$(procs_master_port "$1"),"
 }
 
 procs_kill_all() {
@@ -372,8 +403,8 @@ cmd_procs_stop() {
     if (( active )) && procs_zk_answers; then
       say "stopping HBase: cluster shutdown via the master ..."
       local java; java=$(java_bin)
-      local jvm=(-Xmx256m "-Dlog4j2.configurationFile=$CONF_DIR/log4j2-client.properties")
-      mapfile -t -O "${#jvm[@]}" jvm < <(jdk_module_flags)
+      local jvm=(-Xmx256m "$(log_config_flag client)")
+      mapfile -t -O "${#jvm[@]}" jvm < <(jdk_module_flags; resolver_flags)
       timeout 60 "$java" "${jvm[@]}" -cp "$(classpath)" \
         org.apache.hadoop.hbase.master.HMaster stop --shutDownCluster >>"$LOG_DIR/stop.out" 2>&1 \
         || say "the shutdown request failed (see $LOG_DIR/stop.out); stopping the daemons one by one"
@@ -402,6 +433,7 @@ cmd_procs_status() {
   master=$(grep '^master ' <<<"$out" | cut -d' ' -f2 || true)
   meta=$(grep '^meta ' <<<"$out" | cut -d' ' -f2 || true)
   echo "HBase is running (processes mode): zk=$ZK_HOST:$ZK_PORT"
+  echo "  version:          $(cmd_version)"
   for role in $(procs_roles); do
     case "$role" in
       zk) port=$ZK_PORT ;;
@@ -414,10 +446,10 @@ cmd_procs_status() {
       zk) (( zk_ok )) && line+="  answering" || line+="  not answering" ;;
       master*)
         if [[ "$(cut -d, -f2 <<<"$master")" == "$port" ]]; then line+="  active master"
-        elif grep -q "^backup $ZK_HOST,$port," <<<"$out"; then line+="  backup master"; fi ;;
+        elif grep -q "^backup [^,]*,$port," <<<"$out"; then line+="  backup master"; fi ;;
       rs*)
-        if grep -q "^rs $ZK_HOST,$port," <<<"$out"; then
-          line+="  registered as $(grep "^rs $ZK_HOST,$port," <<<"$out" | cut -d' ' -f2)"
+        if grep -q "^rs [^,]*,$port," <<<"$out"; then
+          line+="  registered as $(grep "^rs [^,]*,$port," <<<"$out" | cut -d' ' -f2)"
         fi
         [[ "$(cut -d, -f2 <<<"$meta")" == "$port" ]] && line+="  hosts hbase:meta" ;;
     esac
@@ -485,7 +517,7 @@ procs_rs_new_registration() {
   local n=$1 port code pid started
   procs_assert_alive "rs$n" || return 2
   port=$(procs_rs_port "$n")
-  code=$(zk_query "$ZK_PORT" 2>/dev/null | grep "^rs $ZK_HOST,$port," | cut -d, -f3) || return 1
+  code=$(zk_query "$ZK_PORT" 2>/dev/null | grep "^rs [^,]*,$port," | cut -d, -f3) || return 1
   [[ -n "$code" ]] || return 1
   pid=$(procs_pid "rs$n") || return 1
   started=$(( $(date +%s%3N) - $(ps -o etimes= -p "$pid" | tr -d ' ') * 1000 - 2000 ))
@@ -537,7 +569,7 @@ procs_master_known() {
   procs_assert_alive "master$n" || return 2
   port=$(procs_master_port "$n")
   out=$(zk_query "$ZK_PORT" 2>/dev/null) || return 1
-  grep -q "^master $ZK_HOST,$port," <<<"$out" || grep -q "^backup $ZK_HOST,$port," <<<"$out"
+  grep -q "^master [^,]*,$port," <<<"$out" || grep -q "^backup [^,]*,$port," <<<"$out"
 }
 
 cmd_procs_kill_zk() {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hbase_client::{
-    Action, Append, CheckAndMutate, Client, ClientConfig, Delete, Error, ErrorKind, Get, Increment,
+    Action, Append, CheckAndMutate, Client, Delete, Error, ErrorKind, Get, Increment,
     MutatorConfig, Put, Scan,
 };
 
@@ -31,7 +31,7 @@ fn assert_invalid<T: std::fmt::Debug>(what: &str, r: hbase_client::Result<T>, sa
 }
 
 async fn client() -> Client {
-    let config = ClientConfig::builder(hbase_it::zk())
+    let config = hbase_it::config_builder()
         .operation_timeout(Duration::from_secs(20))
         .build()
         .unwrap();

@@ -3,11 +3,11 @@
 
 use bytes::Bytes;
 use hbase_client::rpc::CellBlockCompression;
-use hbase_client::{Action, ActionResult, Client, ClientConfig, Get, MutatorConfig, Put, Scan};
+use hbase_client::{Action, ActionResult, Client, Get, MutatorConfig, Put, Scan};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snappy_cell_blocks_round_trip() {
-    let config = ClientConfig::builder(hbase_it::zk())
+    let config = hbase_it::config_builder()
         .cellblock_compression(CellBlockCompression::Snappy)
         .build()
         .unwrap();

@@ -638,6 +638,10 @@ impl DedicatedCluster {
                 (dedicated_zk_port() + 13819).to_string(),
             )
             .env("HBASE_LOCAL_HEAP", "1g")
+            // Always the default version under its own names, whatever the shared cluster runs
+            // (its jars are the default version's; the tests reach it without an address map).
+            .env_remove("HBASE_LOCAL_HBASE_VERSION")
+            .env_remove("HBASE_LOCAL_HOSTNAME")
             .env(
                 "HBASE_LOCAL_EXTRA_SITE",
                 format!(

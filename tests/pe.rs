@@ -9,9 +9,18 @@ fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()
 }
 
+/// `line` with the options naming the test cluster in front (`--zk`, `--addressMap`).
+fn pe_args(line: &str) -> Vec<String> {
+    let mut a = vec![format!("--zk={}", hbase_it::zk())];
+    if !hbase_it::address_map().is_empty() {
+        a.push(format!("--addressMap={}", hbase_it::address_map()));
+    }
+    a.extend(args(line));
+    a
+}
+
 async fn pe(line: &str) -> String {
-    let mut a = args(line);
-    a.insert(0, format!("--zk={}", hbase_it::zk()));
+    let a = pe_args(line);
     match pe::execute(&a, pe::Output::new(None)).await {
         Ok(out) => out,
         Err(e) => panic!("pe {line}: {e}"),
@@ -19,8 +28,7 @@ async fn pe(line: &str) -> String {
 }
 
 async fn pe_err(line: &str) -> pe::PeError {
-    let mut a = args(line);
-    a.insert(0, format!("--zk={}", hbase_it::zk()));
+    let a = pe_args(line);
     match pe::execute(&a, pe::Output::new(None)).await {
         Ok(out) => panic!("pe {line} succeeded:\n{out}"),
         Err(e) => e,
@@ -185,6 +193,7 @@ async fn bad_command_lines_are_errors() {
         "--multiPut=5 sequentialWrite 1",
         "noSuchCommand 1",
         "--filterAll randomRead 1",
+        "--addressMap=rs1:x=h:1 randomRead 1",
     ] {
         let err = pe_err(line).await;
         assert!(matches!(err, pe::PeError::Usage(_)), "{line}: {err}");
@@ -200,6 +209,10 @@ async fn java_pe(line: &str) -> String {
         let out = std::process::Command::new(format!("{repo}/benches/pe/java-pe"))
             .args(args(&line))
             .env("HBASE_ZK", hbase_it::zk())
+            .env(
+                "HBASE_PE_JAVA_OPTS",
+                hbase_it::java_resolver_opts().join(" "),
+            )
             .output()
             .expect("run benches/pe/java-pe");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

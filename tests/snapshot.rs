@@ -46,7 +46,7 @@ async fn snapshot_clone_restore_list_delete() {
     let at_snapshot = contents(&table).await;
     assert_eq!(at_snapshot.len(), 200);
 
-    let snap = format!("snap_{}", String::from_utf8_lossy(name.qualifier()));
+    let snap = format!("{}_snap", String::from_utf8_lossy(name.qualifier()));
     admin.snapshot(&snap, &name).await.expect("snapshot");
     let listed = admin.list_snapshots().await.expect("list");
     let info = listed.iter().find(|s| s.name == snap).expect("listed");

@@ -67,8 +67,8 @@ async fn setup(
     let client = hbase_it::client().await;
     let name = hbase_it::unique_table(prefix);
     let common = format!(
-        "--zk {} -p table={name} -p columnfamily=family",
-        hbase_it::zk()
+        "{} -p table={name} -p columnfamily=family",
+        hbase_it::ycsb_cluster_args()
     );
     let out = ycsb(&format!("create-table --regions {regions} {common}")).await;
     assert!(out.contains("created table"), "{out}");
@@ -196,8 +196,8 @@ async fn two_thousand_threads() {
 async fn missing_table_and_family_are_clear_errors() {
     let name = hbase_it::unique_table("ycsb_missing");
     let line = format!(
-        "load --zk {} -P workloada -p table={name} -p columnfamily=family",
-        hbase_it::zk()
+        "load {} -P workloada -p table={name} -p columnfamily=family",
+        hbase_it::ycsb_cluster_args()
     );
     let err = ycsb::execute(&args(&line)).await.unwrap_err().to_string();
     assert!(
@@ -218,8 +218,8 @@ async fn missing_table_and_family_are_clear_errors() {
     // -p createtable=true creates a pre-split table on load.
     let fresh = hbase_it::unique_table("ycsb_ct");
     let report = ycsb(&format!(
-        "load --zk {} -P workloada -p table={fresh} -p columnfamily=family -p createtable=true -p presplit=4 -p recordcount=100",
-        hbase_it::zk()
+        "load {} -P workloada -p table={fresh} -p columnfamily=family -p createtable=true -p presplit=4 -p recordcount=100",
+        hbase_it::ycsb_cluster_args()
     ))
     .await;
     assert_eq!(count(&report, "INSERT", "Return=OK"), 100);

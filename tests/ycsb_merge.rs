@@ -35,13 +35,13 @@ fn count(report: &str, metric: &str, measurement: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_merge_like_one() {
-    let zk = hbase_it::zk();
+    let cluster = hbase_it::ycsb_cluster_args();
     let split = hbase_it::unique_table("merge3");
     let single = hbase_it::unique_table("merge1");
-    let common = format!("--zk {zk} -P workloada -p columnfamily=family -threads 4");
+    let common = format!("{cluster} -P workloada -p columnfamily=family -threads 4");
     for t in [&split, &single] {
         ycsb(&format!(
-            "create-table --zk {zk} -p table={t} -p columnfamily=family --regions 4"
+            "create-table {cluster} -p table={t} -p columnfamily=family --regions 4"
         ))
         .await;
     }

@@ -42,12 +42,12 @@ fn summary_counts(dir: &Path, point: &str) -> Vec<(String, u64)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thread_and_target_sweeps() {
-    let zk = hbase_it::zk();
+    let cluster = hbase_it::ycsb_cluster_args();
     let table = hbase_it::unique_table("sweep");
     let base = std::env::temp_dir().join(format!("ycsb-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let common = format!(
-        "--zk {zk} -p table={table} -p columnfamily=family -p recordcount=400 -p operationcount=400"
+        "{cluster} -p table={table} -p columnfamily=family -p recordcount=400 -p operationcount=400"
     );
     ycsb(&format!("create-table {common} --regions 3")).await;
 

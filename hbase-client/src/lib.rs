@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod address_map;
 pub mod admin;
 mod cell;
 mod client;
@@ -25,6 +26,7 @@ mod table;
 mod zk;
 pub mod znode;
 
+pub use address_map::AddressMap;
 pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use client::Client;

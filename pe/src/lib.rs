@@ -106,7 +106,13 @@ pub async fn execute(args: &[String], out: Output) -> Result<String, PeError> {
     if !opts.nomapred {
         out.line("Note: no MapReduce mode here; clients run as tasks (as with --nomapred)");
     }
-    let config = ClientConfig::builder(opts.zk.clone()).build()?;
+    let mut builder = ClientConfig::builder(opts.zk.clone());
+    if let Some(map) = &opts.address_map {
+        let map = hbase_client::AddressMap::parse(map)
+            .map_err(|e| PeError::Usage(format!("address map (HBASE_ADDRESS_MAP): {e}")))?;
+        builder = builder.address_mapper(map.into_mapper());
+    }
+    let config = builder.build()?;
     let mut clients = Vec::with_capacity(opts.conn_count as usize);
     for _ in 0..opts.conn_count {
         clients.push(Client::connect(config.clone()).await?);

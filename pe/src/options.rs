@@ -28,6 +28,9 @@ pub struct Options {
     pub clients: u32,
     /// ZooKeeper quorum of the cluster.
     pub zk: String,
+    /// Server addresses to rewrite (`--addressMap`, `host[:port]=host[:port],…`), for servers
+    /// registered under names this machine cannot reach (docker).
+    pub address_map: Option<String>,
     /// `--nomapred` was given (without it we still run clients as tasks, and say so).
     pub nomapred: bool,
     /// First row of client 0 (`--startRow`).
@@ -108,6 +111,7 @@ impl Options {
             class_name: "",
             clients: 1,
             zk: std::env::var("HBASE_ZK").unwrap_or_else(|_| "127.0.0.1:2181".into()),
+            address_map: std::env::var("HBASE_ADDRESS_MAP").ok(),
             nomapred: false,
             start_row: 0,
             per_client_rows: DEFAULT_ROWS_PER_GB,
@@ -222,6 +226,12 @@ pub fn parse(args: &[String]) -> Result<Parsed, PeError> {
             match name {
                 "nomapred" => o.nomapred = true,
                 "zk" => o.zk = need(value)?,
+                "addressMap" => {
+                    let map = need(value)?;
+                    hbase_client::AddressMap::parse(&map)
+                        .map_err(|e| PeError::Usage(format!("--addressMap: {e}")))?;
+                    o.address_map = Some(map);
+                }
                 "rows" => o.per_client_rows = number(name, &need(value)?)?,
                 "cycles" => o.cycles = number(name, &need(value)?)?,
                 "sampleRate" => o.sample_rate = number(name, &need(value)?)?,
@@ -487,6 +497,9 @@ pub fn usage() -> String {
     s.push_str("General Options:\n");
     s.push_str(
         " zk              ZooKeeper quorum host:port. Default: $HBASE_ZK or 127.0.0.1:2181\n",
+    );
+    s.push_str(
+        " addressMap      Server addresses to rewrite: host[:port]=host[:port],... (servers in\n                 docker). Default: $HBASE_ADDRESS_MAP\n",
     );
     s.push_str(" nomapred        Run multiple clients using threads (always the case here)\n");
     s.push_str(" oneCon          all the threads share the same connection. Default: False\n");

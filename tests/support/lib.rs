@@ -1,26 +1,149 @@
 //! Shared setup for the integration tests in `tests/`. They run against the real HBase started by
-//! `scripts/hbase-local start`; `HBASE_ZK` overrides its ZooKeeper address.
+//! `scripts/hbase-local start`, or against any other cluster named by the environment:
+//!
+//! - `HBASE_ZK`: its ZooKeeper quorum (default `127.0.0.1:2181`);
+//! - `HBASE_ADDRESS_MAP`: addresses to rewrite, for servers that register names this machine
+//!   cannot reach (HBase in docker): `host[:port]=host[:port],…`, see
+//!   [`hbase_client::AddressMap`]. Every client the tests build (ours, `ycsb`, `pe`, and the Java
+//!   programs through a JVM hosts file) follows it;
+//! - `HBASE_TEST_REGION_SERVERS`: how many live region servers the cluster has (default 3).
+//!
+//! The tests create and drop only tables (and a namespace, and snapshots) whose names start with
+//! [`TABLE_PREFIX`], and leave the balancer switch as they found it.
 
 pub mod browser;
 pub mod processes;
 pub mod proxy;
 pub mod relay;
 
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hbase_client::{
-    Client, ClientConfig, ClientConfigBuilder, ColumnFamily, StatsSnapshot, TableDescriptor,
-    TableName,
+    AddressMap, Admin, Client, ClientConfig, ClientConfigBuilder, ColumnFamily, StatsSnapshot,
+    TableDescriptor, TableName,
 };
+
+/// Every table, namespace and snapshot the tests create starts with this.
+pub const TABLE_PREFIX: &str = "hbrs_it_";
 
 /// ZooKeeper address of the test cluster.
 pub fn zk() -> String {
     std::env::var("HBASE_ZK").unwrap_or_else(|_| "127.0.0.1:2181".into())
 }
 
+/// The address map of `HBASE_ADDRESS_MAP` (empty when unset). A malformed value panics with
+/// the parser's message.
+pub fn address_map() -> &'static AddressMap {
+    static MAP: OnceLock<AddressMap> = OnceLock::new();
+    MAP.get_or_init(|| match std::env::var("HBASE_ADDRESS_MAP") {
+        Ok(text) => {
+            AddressMap::parse(&text).unwrap_or_else(|e| panic!("HBASE_ADDRESS_MAP={text:?}: {e}"))
+        }
+        Err(_) => AddressMap::default(),
+    })
+}
+
+/// `addr` (`host:port`, as the cluster advertises it) after `HBASE_ADDRESS_MAP`.
+pub fn map_address(addr: &str) -> String {
+    address_map().map(addr)
+}
+
+/// A config builder for the test cluster: its ZooKeeper, and the address map if one is set.
+pub fn config_builder() -> ClientConfigBuilder {
+    let builder = ClientConfig::builder(zk());
+    let map = address_map();
+    if map.is_empty() {
+        builder
+    } else {
+        builder.address_mapper(map.clone().into_mapper())
+    }
+}
+
+/// `ycsb`'s options naming the test cluster: `--zk …`, and the address map if one is set.
+pub fn ycsb_cluster_args() -> String {
+    let map = address_map();
+    if map.is_empty() {
+        format!("--zk {}", zk())
+    } else {
+        format!("--zk {} -p hbase.client.address.map={map}", zk())
+    }
+}
+
+/// JVM options that make a Java client on this machine follow `HBASE_ADDRESS_MAP`: a private
+/// hosts file (`-Djdk.net.hosts.file`) that resolves each mapped host name to its target.
+/// Empty without a map. A name resolver cannot change ports, so a map with `host:port` pairs
+/// that move a port cannot be followed by Java: that panics with an explanation.
+pub fn java_resolver_opts() -> Vec<String> {
+    let map = address_map();
+    if map.is_empty() {
+        return Vec::new();
+    }
+    let mut hosts: Vec<(String, String)> = map.host_pairs();
+    for (from, to) in map.exact_pairs() {
+        let (fh, fp) = from.rsplit_once(':').expect("exact pairs have ports");
+        let (th, tp) = to.rsplit_once(':').expect("exact pairs have ports");
+        assert_eq!(
+            fp, tp,
+            "HBASE_ADDRESS_MAP maps {from} to {to}: the Java programs of the tests can only \
+             follow maps that keep ports (host=host, or host:port=host:same-port); publish the \
+             servers' ports unchanged (see README, \"An external cluster\")"
+        );
+        hosts.push((fh.to_string(), th.to_string()));
+    }
+    let mut lines = vec!["127.0.0.1 localhost".to_string()];
+    for (from, to) in hosts {
+        let ip = resolve_ipv4(&to);
+        lines.push(format!("{ip} {from}"));
+    }
+    // Names the JVM looks up for itself (the file replaces the system resolver).
+    if let Ok(h) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        let h = h.trim();
+        if !h.is_empty() {
+            let ip = try_resolve_ipv4(h).unwrap_or_else(|| "127.0.0.1".into());
+            lines.push(format!("{ip} {h}"));
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/it-java");
+    std::fs::create_dir_all(&dir).expect("create target/it-java");
+    let file = dir.join(format!("hosts-{}", std::process::id()));
+    std::fs::write(&file, lines.join("\n") + "\n").expect("write the JVM hosts file");
+    vec![format!("-Djdk.net.hosts.file={}", file.display())]
+}
+
+/// The IPv4 address of `host` (a target of the address map), by the system resolver.
+fn resolve_ipv4(host: &str) -> String {
+    try_resolve_ipv4(host)
+        .unwrap_or_else(|| panic!("cannot resolve {host} (a target of HBASE_ADDRESS_MAP)"))
+}
+
+fn try_resolve_ipv4(host: &str) -> Option<String> {
+    use std::net::ToSocketAddrs;
+    if host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return Some(host.to_string());
+    }
+    (host, 0)
+        .to_socket_addrs()
+        .ok()?
+        .find(|a| a.is_ipv4())
+        .map(|a| a.ip().to_string())
+}
+
+/// How many live region servers the test cluster has: `HBASE_TEST_REGION_SERVERS`, default 3
+/// (`scripts/hbase-local`'s).
+pub fn region_servers_expected() -> usize {
+    std::env::var("HBASE_TEST_REGION_SERVERS")
+        .ok()
+        .map(|n| {
+            n.parse()
+                .unwrap_or_else(|_| panic!("HBASE_TEST_REGION_SERVERS={n:?} is not a number"))
+        })
+        .unwrap_or(3)
+}
+
 /// A client with test-friendly timeouts.
 pub async fn client() -> Client {
-    let config = ClientConfig::builder(zk()).build().expect("config");
+    let config = config_builder().build().expect("config");
     Client::connect(config).await.unwrap_or_else(|e| {
         panic!(
             "cannot reach HBase at {} (run `scripts/hbase-local start`): {e}",
@@ -29,8 +152,8 @@ pub async fn client() -> Client {
     })
 }
 
-/// A client whose every server connection goes through `proxy`; `tune` adjusts the config
-/// (timeouts, retries).
+/// A client whose every server connection goes through `proxy` (which relays to the address
+/// `HBASE_ADDRESS_MAP` gives); `tune` adjusts the config (timeouts, retries).
 pub async fn proxied_client(
     proxy: &proxy::FaultProxy,
     tune: impl FnOnce(ClientConfigBuilder) -> ClientConfigBuilder,
@@ -40,6 +163,67 @@ pub async fn proxied_client(
     Client::connect(config)
         .await
         .expect("connect through the proxy")
+}
+
+/// The balancer switch, shared by the tests of one process: [`balancer_off`] holders keep it
+/// off together, [`balancer_exclusive`] waits until none holds it.
+static BALANCER_TURN: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+/// (holders, whether it was on before the first holder).
+static BALANCER_HOLDERS: tokio::sync::Mutex<(usize, bool)> =
+    tokio::sync::Mutex::const_new((0, false));
+
+/// Keeps the balancer off until [`BalancerOff::release`]: regions moved by a test stay where it
+/// put them. The last holder of the process restores the switch as the first one found it.
+pub struct BalancerOff {
+    admin: Admin,
+    _turn: tokio::sync::RwLockReadGuard<'static, ()>,
+}
+
+/// Turns the balancer off (if no other test of this process already holds it off).
+pub async fn balancer_off(admin: &Admin) -> BalancerOff {
+    let turn = BALANCER_TURN.read().await;
+    let mut holders = BALANCER_HOLDERS.lock().await;
+    if holders.0 == 0 {
+        holders.1 = admin
+            .set_balancer_enabled(false)
+            .await
+            .expect("switch the balancer off");
+    }
+    holders.0 += 1;
+    BalancerOff {
+        admin: admin.clone(),
+        _turn: turn,
+    }
+}
+
+impl BalancerOff {
+    /// Gives the switch back; the last holder turns the balancer on again if it was on.
+    pub async fn release(self) {
+        let mut holders = BALANCER_HOLDERS.lock().await;
+        holders.0 -= 1;
+        if holders.0 == 0 && holders.1 {
+            self.admin
+                .set_balancer_enabled(true)
+                .await
+                .expect("switch the balancer back on");
+        }
+    }
+}
+
+/// Exclusive use of the balancer switch (for a test that flips it), once no [`balancer_off`]
+/// holder runs.
+pub async fn balancer_exclusive() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    BALANCER_TURN.write().await
+}
+
+/// The number in a YCSB report line `[metric], measurement, N`; panics if there is none.
+pub fn ycsb_count(report: &str, metric: &str, measurement: &str) -> u64 {
+    let prefix = format!("[{metric}], {measurement}, ");
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count [{metric}], {measurement} in\n{report}"))
 }
 
 /// Resident memory of this process in KiB (`VmRSS` of /proc/self/status).
@@ -53,18 +237,23 @@ pub fn rss_kib() -> u64 {
         .expect("VmRSS in /proc/self/status")
 }
 
-/// A table name unique to this test run.
-pub fn unique_table(prefix: &str) -> TableName {
+/// A name unique to this test run, `TABLE_PREFIX` + `prefix` + process id + clock.
+pub fn unique_name(prefix: &str) -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    TableName::parse(&format!(
-        "{prefix}_{}_{}",
+    format!(
+        "{TABLE_PREFIX}{prefix}_{}_{}",
         std::process::id(),
         nanos % 1_000_000_000
-    ))
-    .unwrap()
+    )
+}
+
+/// A table name (in the default namespace) unique to this test run; starts with
+/// [`TABLE_PREFIX`].
+pub fn unique_table(prefix: &str) -> TableName {
+    TableName::parse(&unique_name(prefix)).unwrap()
 }
 
 /// Creates `name` with family `cf`, split at `splits`.

@@ -7,6 +7,9 @@
 //! shared cluster's: `HBASE_LOCAL_ZK_PORT + 1` (2182) and `HBASE_LOCAL_MASTER_PORT + 1`
 //! (16001), so checkouts that move their shared cluster move this one too.
 //!
+//! `HBASE_CRASH_HBASE_VERSION` runs another HBase version (e.g. `2.4.18`), on jars of its own
+//! in `target/hbase-crash-jars/<version>`.
+//!
 //! Waits for cluster events ([`wait_for`]) poll the real state and are bounded.
 
 use std::future::Future;
@@ -167,7 +170,21 @@ impl ProcessCluster {
                 std::env::var("HBASE_LOCAL_START_TIMEOUT").unwrap_or_else(|_| "300".into()),
             )
             .env_remove("HBASE_LOCAL_PROCESSES")
-            .kill_on_drop(true);
+            // Registered as 127.0.0.1.
+            .env_remove("HBASE_LOCAL_HOSTNAME");
+        // The default version on the shared jars, or HBASE_CRASH_HBASE_VERSION on jars of its own.
+        match std::env::var("HBASE_CRASH_HBASE_VERSION") {
+            Ok(v) if !v.trim().is_empty() => {
+                let jars = format!("{root}/target/hbase-crash-jars");
+                let _ = std::fs::create_dir_all(&jars);
+                c.env("HBASE_LOCAL_HBASE_VERSION", v.trim())
+                    .env("HBASE_LOCAL_LIB_DIR", format!("{jars}/{}", v.trim()));
+            }
+            _ => {
+                c.env_remove("HBASE_LOCAL_HBASE_VERSION");
+            }
+        }
+        c.kill_on_drop(true);
         c
     }
 

@@ -22,8 +22,10 @@
 //! cellblock` requests, and `u32 length | varint+ResponseHeader | …` responses. It reads
 //! call ids and method names to pair responses with requests.
 //!
-//! Loopback only. Every task belongs to the proxy and is aborted when it is dropped; delays
-//! are capped at 60 s.
+//! Listeners are on loopback; each relays to its server at the address `HBASE_ADDRESS_MAP`
+//! gives it (see [`crate::map_address`]), so the proxy also works in front of a cluster in
+//! docker. Every task belongs to the proxy and is aborted when it is dropped; delays are capped
+//! at 60 s.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
@@ -343,11 +345,8 @@ impl ProxyInner {
         if let Some(u) = map.get(upstream) {
             return u.local.clone();
         }
-        let host = upstream.rsplit_once(':').map_or(upstream, |(h, _)| h);
-        assert!(
-            host == "localhost" || host.starts_with("127."),
-            "the fault proxy relays to loopback servers only, not {upstream}"
-        );
+        // The server as the client would reach it without the proxy (HBASE_ADDRESS_MAP).
+        let target = crate::map_address(upstream);
         let std_listener =
             std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback listener");
         std_listener.set_nonblocking(true).expect("nonblocking");
@@ -356,8 +355,7 @@ impl ProxyInner {
             .expect("the fault proxy is used from inside a tokio runtime");
         let control = Arc::new(ProxyControl::new(upstream.to_string()));
         let accept_task =
-            tokio::spawn(accept_loop(listener, upstream.to_string(), control.clone()))
-                .abort_handle();
+            tokio::spawn(accept_loop(listener, target, control.clone())).abort_handle();
         map.insert(
             upstream.to_string(),
             Upstream {

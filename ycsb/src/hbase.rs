@@ -51,6 +51,13 @@ pub async fn connect(p: &Properties) -> Result<Client, Error> {
     }
     let secs = p.i64_or("hbase.client.connect.timeout.seconds", 10)?.max(1) as u64;
     builder = builder.connect_timeout(Duration::from_secs(secs));
+    // Servers that register names this machine cannot reach (docker, NAT):
+    // `host[:port]=host[:port],…`, see hbase_client::AddressMap.
+    if let Some(map) = p.get("hbase.client.address.map") {
+        let map = hbase_client::AddressMap::parse(map)
+            .map_err(|e| Error::Config(format!("hbase.client.address.map: {e}")))?;
+        builder = builder.address_mapper(map.into_mapper());
+    }
     let config = builder
         .build()
         .map_err(|e| Error::Config(format!("bad HBase settings: {e}")))?;

@@ -9,10 +9,13 @@
 //!   [`Admin::split_table_at`], [`Admin::move_region`], [`Admin::region_servers`],
 //!   [`Admin::master`], the balancer switch, [`Admin::flush_region`],
 //!   [`Admin::compact_region`], [`Admin::stop_region_server`];
+//! - namespaces: [`Admin::create_namespace`], [`Admin::delete_namespace`],
+//!   [`Admin::list_namespaces`];
 //! - snapshots: [`Admin::snapshot`], [`Admin::list_snapshots`], [`Admin::clone_snapshot`],
 //!   [`Admin::restore_snapshot`], [`Admin::delete_snapshot`];
 //! - split points: [`ycsb_split_keys`], [`uniform_split_keys`].
 
+mod namespace;
 mod schema;
 mod snapshot;
 mod splits;

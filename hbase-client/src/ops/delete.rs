@@ -13,6 +13,8 @@ use crate::rpc::cellblock::{check_cell_limits, check_row, encode_cell};
 #[derive(Debug, Clone)]
 enum Target {
     Family(Bytes),
+    /// Every column of the family at exactly this timestamp.
+    FamilyVersion(Bytes, u64),
     /// Column, and whether to delete all versions (else only the newest / the given one).
     Column(Bytes, Bytes, bool, Option<u64>),
 }
@@ -43,6 +45,14 @@ impl Delete {
     /// Deletes all versions of all columns of `family`.
     pub fn family(mut self, family: impl Into<Bytes>) -> Delete {
         self.targets.push(Target::Family(family.into()));
+        self
+    }
+
+    /// Deletes the cells of every column of `family` whose timestamp is exactly `timestamp`
+    /// (HBase's `addFamilyVersion`), leaving other versions in place.
+    pub fn family_version(mut self, family: impl Into<Bytes>, timestamp: u64) -> Delete {
+        self.targets
+            .push(Target::FamilyVersion(family.into(), timestamp));
         self
     }
 
@@ -78,7 +88,7 @@ impl Delete {
     pub(crate) fn validate(&self) -> Result<()> {
         check_row(&self.row)?;
         for t in &self.targets {
-            let (Target::Family(f) | Target::Column(f, ..)) = t;
+            let (Target::Family(f) | Target::FamilyVersion(f, _) | Target::Column(f, ..)) = t;
             check_cell_limits(&self.row, f)?;
         }
         Ok(())
@@ -90,7 +100,7 @@ impl Delete {
             .targets
             .iter()
             .map(|t| match t {
-                Target::Family(f) => 48 + f.len(),
+                Target::Family(f) | Target::FamilyVersion(f, _) => 48 + f.len(),
                 Target::Column(f, q, ..) => 48 + f.len() + q.len(),
             })
             .sum();
@@ -109,6 +119,15 @@ impl Delete {
                     b"",
                     default_ts,
                     CellType::DeleteFamily,
+                    b"",
+                ),
+                Target::FamilyVersion(f, ts) => encode_cell(
+                    block,
+                    &self.row,
+                    f,
+                    b"",
+                    *ts,
+                    CellType::DeleteFamilyVersion,
                     b"",
                 ),
                 Target::Column(f, q, true, _) => encode_cell(
@@ -132,18 +151,32 @@ impl Delete {
     }
 
     pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
+        // The server takes each marker's timestamp from its own QualifierValue (LATEST when
+        // absent); the mutation's timestamp only applies to a whole-row delete. So the delete's
+        // timestamp is written into every marker that has none of its own.
         let mut column_value: Vec<ColumnValue> = Vec::new();
         for target in &self.targets {
             let (family, qv) = match target {
                 Target::Family(f) => {
-                    let mut qv = QualifierValue::default();
+                    let mut qv = QualifierValue {
+                        timestamp: self.timestamp,
+                        ..Default::default()
+                    };
                     qv.set_delete_type(DeleteType::DeleteFamily);
+                    (f, qv)
+                }
+                Target::FamilyVersion(f, ts) => {
+                    let mut qv = QualifierValue {
+                        timestamp: Some(*ts),
+                        ..Default::default()
+                    };
+                    qv.set_delete_type(DeleteType::DeleteFamilyVersion);
                     (f, qv)
                 }
                 Target::Column(f, q, all, ts) => {
                     let mut qv = QualifierValue {
                         qualifier: Some(q.clone()),
-                        timestamp: *ts,
+                        timestamp: ts.or(self.timestamp),
                         ..Default::default()
                     };
                     qv.set_delete_type(if *all {
@@ -162,5 +195,49 @@ impl Delete {
             column_value,
             self.timestamp,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::cellblock::CellBlockReader;
+
+    #[test]
+    fn family_version_marks_one_timestamp_in_both_encodings() {
+        let d = Delete::new("r").family_version("f", 250);
+        let proto = d.to_proto();
+        let qv = &proto.column_value[0].qualifier_value[0];
+        assert_eq!(&proto.column_value[0].family[..], b"f");
+        assert_eq!(qv.delete_type(), DeleteType::DeleteFamilyVersion);
+        assert_eq!(qv.timestamp, Some(250));
+        assert_eq!(qv.qualifier, None);
+
+        let mut block = BytesMut::new();
+        let header = d.to_cellblock_proto(&mut block);
+        assert_eq!(header.associated_cell_count, Some(1));
+        let cells = CellBlockReader::new(block.freeze()).take(1).unwrap();
+        assert_eq!(cells[0].cell_type, CellType::DeleteFamilyVersion);
+        assert_eq!(cells[0].timestamp, 250);
+        assert!(cells[0].qualifier.is_empty());
+    }
+
+    #[test]
+    fn the_delete_timestamp_reaches_every_marker_without_its_own() {
+        let d = Delete::new("r")
+            .timestamp(35)
+            .family("f")
+            .column("f", "a")
+            .column_version("f", "b", None)
+            .column_version("f", "c", Some(7));
+        let proto = d.to_proto();
+        let ts: Vec<Option<u64>> = proto.column_value[0]
+            .qualifier_value
+            .iter()
+            .map(|qv| qv.timestamp)
+            .collect();
+        assert_eq!(ts, vec![Some(35), Some(35), Some(35), Some(7)]);
+        let plain = Delete::new("r").column("f", "a").to_proto();
+        assert_eq!(plain.column_value[0].qualifier_value[0].timestamp, None);
     }
 }
