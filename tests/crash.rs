@@ -527,7 +527,7 @@ async fn active_master_killed_during_admin_calls_and_data_traffic() {
         let ledger = writers.stop().await;
         let after = client.stats();
 
-        let log = log.lock().unwrap();
+        let log = std::mem::take(&mut *log.lock().unwrap());
         let mut late = Vec::new();
         for op in [AdminOp::Create, AdminOp::Split, AdminOp::Move] {
             let of: Vec<&AdminRecord> = log.iter().filter(|r| r.op == op).collect();

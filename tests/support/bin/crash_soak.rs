@@ -458,8 +458,8 @@ async fn soak(args: Args) -> i32 {
     for transactions in [false, true] {
         let p = if transactions {
             cli(&[
-                ("operationcount".into(), "0".into()),
-                ("maxexecutiontime".into(), (args.minutes * 60).to_string()),
+                ("operationcount", "0".into()),
+                ("maxexecutiontime", (args.minutes * 60).to_string()),
             ])
         } else {
             cli(&[])
