@@ -1,6 +1,9 @@
 //! Bad input to the client API, against a real HBase: oversized row keys and values, empty
 //! puts, unknown column families and disabled tables. Each gives a typed error (before
-//! anything is sent where the client can tell), never a hang or a panic.
+//! anything is sent where the client can tell), never a hang or a panic. And bad input to
+//! `ycsb`: every numeric property swept (negative, zero, huge, non-numeric, and a
+//! property-based sweep) is refused before the run with a message naming the property and
+//! its accepted range; bad command lines exit non-zero with no report.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -11,6 +14,7 @@ use hbase_client::{
     Action, Append, CheckAndMutate, Client, Delete, Error, ErrorKind, Get, Increment,
     MutatorConfig, Put, Scan,
 };
+use proptest::strategy::Strategy;
 
 /// Bounds one call: an error is fine, a hang is not.
 async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
@@ -302,4 +306,241 @@ async fn disabled_table_gives_a_typed_error_not_a_hang() {
     let row = t.get(Get::new("a")).await.unwrap().unwrap();
     assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
     hbase_it::drop_table(&client, &name).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ycsb: every property is checked before a run starts (nothing connects, nothing is written)
+
+/// A numeric property of ycsb, the properties that make it used, and what it accepts.
+struct Numeric {
+    name: &'static str,
+    context: &'static [&'static str],
+    min: f64,
+    max: f64,
+    integer: bool,
+    /// Values inside the range that are still refused (e.g. zipfian.constant=1).
+    refused: &'static [f64],
+}
+
+const INT_MAX: f64 = 2_147_483_647.0;
+
+const fn int(name: &'static str, min: f64, max: f64) -> Numeric {
+    Numeric {
+        name,
+        context: &[],
+        min,
+        max,
+        integer: true,
+        refused: &[],
+    }
+}
+
+const fn float(name: &'static str, min: f64, max: f64) -> Numeric {
+    Numeric {
+        name,
+        context: &[],
+        min,
+        max,
+        integer: false,
+        refused: &[],
+    }
+}
+
+/// Under the base command line: `run`, the HBase binding, workload A with uniform requests,
+/// recordcount=100, operationcount=100.
+const NUMERIC: &[Numeric] = &[
+    int("threadcount", 1.0, 1_000_000.0),
+    float("target", 0.0, 1e9),
+    int("operationcount", 0.0, INT_MAX),
+    int("recordcount", 0.0, INT_MAX),
+    int("insertstart", 0.0, 99.0),
+    int("insertcount", 1.0, 100.0),
+    int("fieldcount", 1.0, 1_000_000.0),
+    int("fieldlength", 0.0, 10_485_760.0),
+    int("minfieldlength", 0.0, 10_485_760.0),
+    int("zeropadding", 0.0, 32_000.0),
+    int("minscanlength", 1.0, 1000.0),
+    int("maxscanlength", 1.0, INT_MAX),
+    int("maxexecutiontime", 0.0, INT_MAX),
+    int("status.interval", 1.0, 31_536_000.0),
+    int("warmuptime", 0.0, INT_MAX),
+    int("core_workload_insertion_retry_limit", 0.0, INT_MAX),
+    int("core_workload_insertion_retry_interval", 0.0, 86_400.0),
+    int("histogram.buckets", 1.0, 100_000_000.0),
+    int("timeseries.granularity", 1.0, INT_MAX),
+    int("writebuffersize", 1.0, 17_179_869_184.0),
+    int("writebufferlimit", 1.0, 9.223_372_036_854_776e18),
+    int("presplit", 1.0, 10_000.0),
+    int("seed", 0.0, 9.223_372_036_854_776e18),
+    int("hbase.client.connect.timeout.seconds", 1.0, 3600.0),
+    float("readproportion", 0.0, 1e6),
+    float("updateproportion", 0.0, 1e6),
+    float("insertproportion", 0.0, 1e6),
+    float("scanproportion", 0.0, 1e6),
+    float("readmodifywriteproportion", 0.0, 1e6),
+    Numeric {
+        refused: &[0.0, 1.0],
+        ..float("zipfian.constant", 0.0, 100.0)
+    },
+    Numeric {
+        context: &["requestdistribution=hotspot"],
+        ..float("hotspotdatafraction", 0.0, 1.0)
+    },
+    Numeric {
+        context: &["requestdistribution=hotspot"],
+        ..float("hotspotopnfraction", 0.0, 1.0)
+    },
+    Numeric {
+        context: &["requestdistribution=exponential"],
+        refused: &[0.0, 100.0],
+        ..float("exponential.percentile", 0.0, 100.0)
+    },
+    Numeric {
+        context: &["requestdistribution=exponential"],
+        refused: &[0.0],
+        ..float("exponential.frac", 0.0, 1e6)
+    },
+];
+
+fn ycsb_check(n: &Numeric, value: &str) -> Result<(), ycsb::Error> {
+    let mut args: Vec<String> = [
+        "run",
+        "--zk",
+        "127.0.0.1:1",
+        "-P",
+        "workloada",
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=100",
+        "-p",
+        "requestdistribution=uniform",
+    ]
+    .map(String::from)
+    .to_vec();
+    for c in n.context {
+        args.push("-p".into());
+        args.push(c.to_string());
+    }
+    args.push("-p".into());
+    args.push(format!("{}={value}", n.name));
+    ycsb::check_command_line(&args)
+}
+
+/// Whether `value` is one `n` accepts.
+fn accepted(n: &Numeric, value: &str) -> bool {
+    let v = value.trim();
+    let x = if n.integer {
+        match v.parse::<i64>() {
+            Ok(i) => i as f64,
+            Err(_) => return false,
+        }
+    } else {
+        match v.parse::<f64>() {
+            Ok(f) if f.is_finite() => f,
+            _ => return false,
+        }
+    };
+    x >= n.min && x <= n.max && !n.refused.contains(&x)
+}
+
+fn assert_checked(n: &Numeric, value: &str) {
+    let result = std::panic::catch_unwind(|| ycsb_check(n, value))
+        .unwrap_or_else(|_| panic!("{}={value:?}: the check panicked", n.name));
+    match (accepted(n, value), result) {
+        (true, Ok(())) => {}
+        (true, Err(e)) => panic!("{}={value:?} is in range but refused: {e}", n.name),
+        (false, Ok(())) => panic!("{}={value:?} is out of range but accepted", n.name),
+        (false, Err(ycsb::Error::Config(m))) => {
+            assert!(
+                m.contains(n.name),
+                "{}={value:?}: the message does not name it: {m}",
+                n.name
+            );
+            assert!(
+                m.contains("accepted"),
+                "{}={value:?}: no accepted range in: {m}",
+                n.name
+            );
+            assert!(!m.contains('\n'), "{m}");
+        }
+        (false, Err(e)) => panic!("{}={value:?}: not a configuration error: {e:?}", n.name),
+    }
+}
+
+#[test]
+fn ycsb_numeric_properties_are_range_checked_before_the_run() {
+    let values = [
+        "-1",
+        "-5",
+        "0",
+        "1",
+        "2",
+        "100",
+        "2147483647",
+        "2147483648",
+        "9223372036854775807",
+        "99999999999999999999",
+        "1e400",
+        "-1e400",
+        "abc",
+        "1.5",
+        "0.5",
+        "NaN",
+        "inf",
+        "",
+        "0x10",
+        "12abc",
+    ];
+    let mut checked = 0;
+    for n in NUMERIC {
+        for v in values {
+            assert_checked(n, v);
+            checked += 1;
+        }
+    }
+    eprintln!("{checked} property values checked");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #[test]
+    fn ycsb_property_sweep(
+        which in 0..NUMERIC.len(),
+        value in proptest::prop_oneof![
+            proptest::num::i64::ANY.prop_map(|i| i.to_string()),
+            (-1000i64..=3_000_000_000).prop_map(|i| i.to_string()),
+            proptest::num::f64::ANY.prop_map(|f| f.to_string()),
+            (-2.0f64..200.0).prop_map(|f| f.to_string()),
+            "[-+0-9a-z.e ]{0,12}",
+        ],
+    ) {
+        assert_checked(&NUMERIC[which], &value);
+    }
+}
+
+#[test]
+fn ycsb_bad_command_lines_fail_with_the_property_named() {
+    for (line, says) in [
+        ("run memory -P workloada -threads -5", "threadcount=-5 is out of range"),
+        ("run memory -P workloada -target -1", "target=-1 is out of range"),
+        ("run memory -P workloada -p recordcount=-1", "recordcount=-1 is out of range"),
+        ("run memory -P workloada -p operationcount=ten", "operationcount=\"ten\""),
+        ("run memory -P workloada -p hdrhistogram.percentiles=50,101", "hdrhistogram.percentiles"),
+        ("run memory -P workloada -p measurementtype=bins", "measurementtype"),
+        ("run memory -P workloads/nonexistent", "does not exist"),
+        ("load --zk 127.0.0.1:1 -P workloada -p hbase.client.retries.number=-3", "hbase.client.retries.number"),
+        ("load --zk 127.0.0.1:1 -P workloada -p hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry", "not implemented"),
+    ] {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{line}: {stderr}");
+        assert!(stderr.contains(says), "{line}: {stderr}");
+        assert!(out.stdout.is_empty(), "{line}: a report on stdout");
+    }
 }

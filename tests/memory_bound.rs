@@ -1,7 +1,7 @@
 //! Memory stays bounded when the caller writes faster than the cluster absorbs: the buffered
 //! mutator applies backpressure (at most about two write buffers outstanding), so resident
 //! memory stops growing. `HBASE_RSS_SECS` lengthens the run (default 25 s; 120 for the long
-//! measurement).
+//! measurement). All mutators of one client also share one bound on what they hold together.
 
 use std::time::{Duration, Instant};
 
@@ -59,5 +59,108 @@ async fn mutator_backpressure_bounds_memory_under_overload() {
         written as f64 / started.elapsed().as_secs_f64()
     );
     assert!(growth_mib < 300, "RSS grew by {growth_mib} MiB");
+    hbase_it::drop_table(&client, &name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutators_of_one_client_share_one_memory_bound() {
+    // 200 mutators with 12 MiB buffers could hold 2.3 GiB; the client's bound is 1 MiB, so
+    // writers wait for answered batches. Nothing is dropped.
+    let limit = 1 << 20;
+    let config = hbase_client::ClientConfig::builder(hbase_it::zk())
+        .write_buffer_limit(limit)
+        .build()
+        .unwrap();
+    let client = hbase_client::Client::connect(config).await.unwrap();
+    let name = hbase_it::unique_table("budget");
+    hbase_it::create_table(&client, &name, &["r3", "r6"]).await;
+    let value = Bytes::from(vec![b'v'; 1000]);
+    let mut tasks = Vec::new();
+    for t in 0..200usize {
+        let m = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(12 << 20),
+            )
+            .unwrap();
+        let value = value.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut peak = 0;
+            for i in 0..100usize {
+                let row = format!("r{}-{t:03}{i:03}", (t + i) % 9);
+                m.mutate(Put::new(row).add("cf", "q", value.clone()))
+                    .await
+                    .unwrap();
+                peak = peak.max(m.client_buffered_bytes());
+            }
+            m.close().await.unwrap();
+            peak
+        }));
+    }
+    let mut peak = 0;
+    tokio::time::timeout(Duration::from_secs(300), async {
+        for t in tasks {
+            peak = peak.max(t.await.unwrap());
+        }
+    })
+    .await
+    .expect("the bounded writers hung");
+    eprintln!("client-wide buffer bound {limit} bytes: peak {peak} bytes held by 200 mutators");
+    assert!(peak <= limit, "held {peak} bytes, bound {limit}");
+    assert!(peak > limit / 2, "the bound was never approached: {peak}");
+    let rows = client
+        .table(&name.to_string())
+        .unwrap()
+        .scan(hbase_client::Scan::new())
+        .collect_all()
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 20_000);
+    hbase_it::drop_table(&client, &name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_buffer_holding_the_bound_is_flushed_for_a_waiting_writer() {
+    // Mutator A fills most of the bound and then sits idle (no flush, no close); mutator B's
+    // writes need room: A's buffer is sent so the bound frees up, instead of B waiting forever.
+    let limit = 256 * 1024;
+    let config = hbase_client::ClientConfig::builder(hbase_it::zk())
+        .write_buffer_limit(limit)
+        .build()
+        .unwrap();
+    let client = hbase_client::Client::connect(config).await.unwrap();
+    let name = hbase_it::unique_table("budget_idle");
+    hbase_it::create_table(&client, &name, &[]).await;
+    let value = Bytes::from(vec![b'v'; 1000]);
+    let big = MutatorConfig::default().write_buffer_size(64 << 20);
+    let a = client
+        .buffered_mutator(&name.to_string(), big.clone())
+        .unwrap();
+    let b = client.buffered_mutator(&name.to_string(), big).unwrap();
+    for i in 0..200 {
+        a.mutate(Put::new(format!("a{i:04}")).add("cf", "q", value.clone()))
+            .await
+            .unwrap();
+    }
+    assert!(a.buffered_bytes() > limit / 2);
+    tokio::time::timeout(Duration::from_secs(120), async {
+        for i in 0..500 {
+            b.mutate(Put::new(format!("b{i:04}")).add("cf", "q", value.clone()))
+                .await
+                .unwrap();
+        }
+        b.close().await.unwrap();
+    })
+    .await
+    .expect("writer B waited forever behind idle buffer A");
+    a.close().await.unwrap();
+    let rows = client
+        .table(&name.to_string())
+        .unwrap()
+        .scan(hbase_client::Scan::new())
+        .collect_all()
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 700);
     hbase_it::drop_table(&client, &name).await;
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::admin::Admin;
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
-use crate::mutator::{BufferedMutator, MutatorConfig};
+use crate::mutator::{BufferedMutator, MutatorConfig, WriteBudget};
 use crate::region::{Location, MetaLocator, RegionLocation, ServerName, TableName};
 use crate::retry::{recovery, HBaseBackoff, Recovery, RetryPolicy};
 use crate::rpc::connection::RpcConnection;
@@ -24,6 +24,8 @@ pub(crate) struct ClientInner {
     pub(crate) pool: Arc<ConnectionPool>,
     pub(crate) locator: MetaLocator,
     pub(crate) retry_policy: Box<dyn RetryPolicy>,
+    /// The memory bound all BufferedMutators of this client share.
+    pub(crate) write_budget: WriteBudget,
 }
 
 impl ClientInner {
@@ -106,6 +108,7 @@ impl Client {
         let stats = Arc::new(Stats::default());
         let pool = Arc::new(ConnectionPool::new(config.clone(), stats));
         let locator = MetaLocator::new(config.clone(), zk.clone(), pool.clone());
+        let write_budget = WriteBudget::new(config.write_buffer_limit);
         let retry_policy = Box::new(HBaseBackoff {
             pause: config.pause,
             pause_overloaded: config.pause.max(Duration::from_millis(500)),
@@ -118,6 +121,7 @@ impl Client {
                 pool,
                 locator,
                 retry_policy,
+                write_budget,
             }),
         })
     }

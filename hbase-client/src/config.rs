@@ -29,6 +29,12 @@ pub struct ClientConfig {
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
     pub(crate) max_in_flight_per_server: usize,
+    pub(crate) write_buffer_size: usize,
+    pub(crate) write_buffer_limit: usize,
+    pub(crate) scanner_caching: u32,
+    pub(crate) scanner_max_result_size: u64,
+    pub(crate) keyvalue_max_size: usize,
+    pub(crate) bootstrap_servers: Vec<String>,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -47,6 +53,12 @@ impl fmt::Debug for ClientConfig {
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
             .field("max_in_flight_per_server", &self.max_in_flight_per_server)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("write_buffer_limit", &self.write_buffer_limit)
+            .field("scanner_caching", &self.scanner_caching)
+            .field("scanner_max_result_size", &self.scanner_max_result_size)
+            .field("keyvalue_max_size", &self.keyvalue_max_size)
+            .field("bootstrap_servers", &self.bootstrap_servers)
             .finish()
     }
 }
@@ -70,8 +82,76 @@ impl ClientConfig {
                 address_mapper: None,
                 compression: CellBlockCompression::None,
                 max_in_flight_per_server: 64,
+                write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
+                write_buffer_limit: DEFAULT_WRITE_BUFFER_LIMIT,
+                scanner_caching: DEFAULT_SCANNER_CACHING,
+                scanner_max_result_size: DEFAULT_SCANNER_MAX_RESULT_SIZE,
+                keyvalue_max_size: crate::rpc::cellblock::MAX_KEYVALUE_SIZE,
+                bootstrap_servers: Vec::new(),
             },
         }
+    }
+
+    /// Reads `hbase-site.xml` from `dir_or_file` (a directory holding it, or the file itself):
+    /// the client properties of [`HbaseSite`](crate::HbaseSite) (ZooKeeper quorum and port,
+    /// znode parent, timeouts, retries, pause, write buffer, scanner caching and result size,
+    /// KeyValue size limit, cell-block compressor). Unknown properties are ignored; a bad value
+    /// is an [`Error::InvalidInput`] naming the property.
+    pub fn from_hbase_site(dir_or_file: impl AsRef<std::path::Path>) -> Result<ClientConfig> {
+        crate::site::HbaseSite::load(dir_or_file)?
+            .to_builder()?
+            .build()
+    }
+
+    /// The znode parent (`zookeeper.znode.parent`).
+    pub fn znode_parent(&self) -> &str {
+        &self.znode_parent
+    }
+
+    /// Retries after the first attempt.
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// Base pause between retries.
+    pub fn pause(&self) -> Duration {
+        self.pause
+    }
+
+    /// Default write buffer of a [`BufferedMutator`](crate::BufferedMutator)
+    /// (`hbase.client.write.buffer`).
+    pub fn write_buffer_size(&self) -> usize {
+        self.write_buffer_size
+    }
+
+    /// Bound on the bytes all mutators of one client hold together.
+    pub fn write_buffer_limit(&self) -> usize {
+        self.write_buffer_limit
+    }
+
+    /// Rows per scan RPC when a [`Scan`](crate::Scan) does not say.
+    pub fn scanner_caching(&self) -> u32 {
+        self.scanner_caching
+    }
+
+    /// Bytes per scan response when a [`Scan`](crate::Scan) does not say.
+    pub fn scanner_max_result_size(&self) -> u64 {
+        self.scanner_max_result_size
+    }
+
+    /// Largest KeyValue a mutation may carry (`hbase.client.keyvalue.maxsize`).
+    pub fn keyvalue_max_size(&self) -> usize {
+        self.keyvalue_max_size
+    }
+
+    /// The cell-block compression.
+    pub fn cellblock_compression(&self) -> CellBlockCompression {
+        self.compression
+    }
+
+    /// `hbase.client.bootstrap.servers` (or `hbase.masters`), for the RPC connection registry.
+    pub fn bootstrap_servers(&self) -> &[String] {
+        &self.bootstrap_servers
     }
 
     /// The ZooKeeper quorum string.
@@ -96,6 +176,15 @@ impl ClientConfig {
         }
     }
 }
+
+/// Default [`ClientConfig::write_buffer_size`]: 2 MiB, as HBase's `hbase.client.write.buffer`.
+pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 2 * 1024 * 1024;
+/// Default [`ClientConfig::write_buffer_limit`]: 256 MiB for all mutators of one client.
+pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
+/// Default [`ClientConfig::scanner_caching`]: 1000 rows per RPC (bounded by the result size).
+pub const DEFAULT_SCANNER_CACHING: u32 = 1000;
+/// Default [`ClientConfig::scanner_max_result_size`]: 2 MiB, as HBase's.
+pub const DEFAULT_SCANNER_MAX_RESULT_SIZE: u64 = 2 * 1024 * 1024;
 
 /// Builder for [`ClientConfig`]. Every setting has a production default.
 #[derive(Debug, Clone)]
@@ -175,6 +264,49 @@ impl ClientConfigBuilder {
     /// without rejections.
     pub fn max_in_flight_per_server(mut self, calls: usize) -> Self {
         self.config.max_in_flight_per_server = calls.max(1);
+        self
+    }
+
+    /// Default write buffer of mutators whose [`MutatorConfig`](crate::MutatorConfig) sets
+    /// none. Default 2 MiB.
+    pub fn write_buffer_size(mut self, bytes: usize) -> Self {
+        self.config.write_buffer_size = bytes.max(1);
+        self
+    }
+
+    /// The most bytes all [`BufferedMutator`](crate::BufferedMutator)s of one client may hold
+    /// together, buffered or in flight (default 256 MiB). A mutation that would pass it waits
+    /// until acknowledged (or failed) batches release room; idle buffers are flushed so the
+    /// wait always ends. Nothing is dropped. A single mutation larger than the limit is let
+    /// through when nothing else is held.
+    pub fn write_buffer_limit(mut self, bytes: usize) -> Self {
+        self.config.write_buffer_limit = bytes.max(1);
+        self
+    }
+
+    /// Rows per scan RPC for scans that set no caching. Default 1000.
+    pub fn scanner_caching(mut self, rows: u32) -> Self {
+        self.config.scanner_caching = rows.max(1);
+        self
+    }
+
+    /// Bytes per scan response for scans that set no maximum. Default 2 MiB.
+    pub fn scanner_max_result_size(mut self, bytes: u64) -> Self {
+        self.config.scanner_max_result_size = bytes.max(1);
+        self
+    }
+
+    /// Largest KeyValue (key + value + 8 bytes of lengths) a mutation may carry; checked before
+    /// sending. Default 10 MiB, as HBase's `hbase.client.keyvalue.maxsize`; `usize::MAX` turns
+    /// the check off (the server keeps its own limit).
+    pub fn keyvalue_max_size(mut self, bytes: usize) -> Self {
+        self.config.keyvalue_max_size = bytes;
+        self
+    }
+
+    /// Servers (`host:port`) of the RPC connection registry (`hbase.client.bootstrap.servers`).
+    pub fn bootstrap_servers(mut self, servers: Vec<String>) -> Self {
+        self.config.bootstrap_servers = servers;
         self
     }
 

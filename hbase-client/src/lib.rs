@@ -21,6 +21,7 @@ pub mod region;
 mod retry;
 pub mod rpc;
 mod scanner;
+mod site;
 mod stats;
 mod table;
 mod zk;
@@ -30,7 +31,10 @@ pub use address_map::AddressMap;
 pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
 pub use client::Client;
-pub use config::{AddressMapper, ClientConfig, ClientConfigBuilder};
+pub use config::{
+    AddressMapper, ClientConfig, ClientConfigBuilder, DEFAULT_SCANNER_CACHING,
+    DEFAULT_SCANNER_MAX_RESULT_SIZE, DEFAULT_WRITE_BUFFER_LIMIT, DEFAULT_WRITE_BUFFER_SIZE,
+};
 pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
 pub use mutator::{BufferedMutator, FailureListener, MutatorConfig};
 pub use ops::{
@@ -40,5 +44,6 @@ pub use ops::{
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
 pub use scanner::ScanStream;
+pub use site::{HbaseSite, HONOURED_PROPERTIES};
 pub use stats::{ServerStats, StatsSnapshot};
 pub use table::Table;

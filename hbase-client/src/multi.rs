@@ -32,7 +32,7 @@ pub(crate) async fn run(
     let mut outcomes: Vec<Option<Result<ActionResult>>> = Vec::with_capacity(actions.len());
     let mut pending = Vec::with_capacity(actions.len());
     for (i, action) in actions.iter().enumerate() {
-        match action.validate() {
+        match action.validate(inner.config.keyvalue_max_size) {
             Ok(()) => {
                 outcomes.push(None);
                 pending.push(i);

@@ -8,6 +8,12 @@
 //!
 //! Every mutation is either acknowledged by HBase or reported back, with its row and error,
 //! by `flush`/`close` and the optional failure listener.
+//!
+//! All mutators of one client share one memory bound ([`WriteBudget`], the client's
+//! `write_buffer_limit`): bytes count from `mutate` until their batch is answered. A `mutate`
+//! that would pass the bound hands its own buffer to its flusher and waits for answered batches
+//! to release room; when nothing at all is in flight, it flushes every idle buffer, so the wait
+//! always ends. Thousands of mutators with large buffers stay within the bound.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -23,21 +29,11 @@ use crate::region::TableName;
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
 
 /// Settings of a [`BufferedMutator`].
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct MutatorConfig {
-    write_buffer_size: usize,
+    write_buffer_size: Option<usize>,
     periodic_flush: Option<Duration>,
     listener: Option<FailureListener>,
-}
-
-impl Default for MutatorConfig {
-    fn default() -> Self {
-        MutatorConfig {
-            write_buffer_size: 2 * 1024 * 1024,
-            periodic_flush: None,
-            listener: None,
-        }
-    }
 }
 
 impl std::fmt::Debug for MutatorConfig {
@@ -51,9 +47,11 @@ impl std::fmt::Debug for MutatorConfig {
 }
 
 impl MutatorConfig {
-    /// Bytes buffered before a flush starts (default 2 MiB, as HBase's `hbase.client.write.buffer`).
+    /// Bytes buffered before a flush starts (default: the client's
+    /// [`write_buffer_size`](crate::ClientConfig::write_buffer_size), 2 MiB unless
+    /// `hbase.client.write.buffer` says otherwise).
     pub fn write_buffer_size(mut self, bytes: usize) -> Self {
-        self.write_buffer_size = bytes.max(1);
+        self.write_buffer_size = Some(bytes.max(1));
         self
     }
 
@@ -70,6 +68,85 @@ impl MutatorConfig {
     ) -> Self {
         self.listener = Some(Arc::new(listener));
         self
+    }
+}
+
+/// The bytes all mutators of one client hold (buffered, or handed to a flush and not yet
+/// answered), and their bound.
+pub(crate) struct WriteBudget {
+    limit: usize,
+    state: Mutex<BudgetState>,
+    released: Notify,
+    mutators: Mutex<Vec<Weak<Handle>>>,
+}
+
+#[derive(Default)]
+struct BudgetState {
+    held: usize,
+    in_flight: usize,
+}
+
+impl WriteBudget {
+    pub(crate) fn new(limit: usize) -> WriteBudget {
+        WriteBudget {
+            limit: limit.max(1),
+            state: Mutex::new(BudgetState::default()),
+            released: Notify::new(),
+            mutators: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn register(&self, handle: &Arc<Handle>) {
+        let mut m = self.mutators.lock().unwrap_or_else(|e| e.into_inner());
+        m.retain(|w| w.strong_count() > 0);
+        m.push(Arc::downgrade(handle));
+    }
+
+    /// Takes `bytes` when they fit (or when nothing is held: one oversized mutation passes).
+    fn try_take(&self, bytes: usize) -> Result<(), bool> {
+        let mut st = self.lock();
+        if st.held == 0 || st.held + bytes <= self.limit {
+            st.held += bytes;
+            Ok(())
+        } else {
+            Err(st.in_flight == 0)
+        }
+    }
+
+    fn sent(&self, bytes: usize) {
+        self.lock().in_flight += bytes;
+    }
+
+    /// Bytes that were buffered and are gone (answered, failed, or never sendable).
+    fn release(&self, bytes: usize, were_in_flight: bool) {
+        {
+            let mut st = self.lock();
+            st.held = st.held.saturating_sub(bytes);
+            if were_in_flight {
+                st.in_flight = st.in_flight.saturating_sub(bytes);
+            }
+        }
+        self.released.notify_waiters();
+    }
+
+    /// Hands every mutator's buffer to its flusher.
+    fn flush_idle_buffers(&self) {
+        let handles: Vec<Arc<Handle>> = self
+            .mutators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for handle in handles {
+            let m = BufferedMutator { handle };
+            let mut st = m.handle.core.lock();
+            m.cut_batch(&mut st);
+        }
     }
 }
 
@@ -94,6 +171,7 @@ struct Core {
     inner: Arc<ClientInner>,
     table: TableName,
     config: MutatorConfig,
+    write_buffer_size: usize,
     state: Mutex<State>,
     /// Signalled whenever a batch completes.
     progress: Notify,
@@ -113,6 +191,12 @@ struct Handle {
 impl Drop for Handle {
     fn drop(&mut self) {
         let st = self.core.lock();
+        if st.buffered_bytes > 0 {
+            self.core
+                .inner
+                .write_budget
+                .release(st.buffered_bytes, false);
+        }
         if !st.closed && !st.buffer.is_empty() {
             let msg = format!(
                 "BufferedMutator for {} dropped without close(): {} buffered mutations ({} bytes) were never sent",
@@ -141,16 +225,21 @@ impl BufferedMutator {
         config: MutatorConfig,
     ) -> BufferedMutator {
         let periodic = config.periodic_flush;
+        let write_buffer_size = config
+            .write_buffer_size
+            .unwrap_or(inner.config.write_buffer_size);
         let core = Arc::new(Core {
             inner,
             table,
             config,
+            write_buffer_size,
             state: Mutex::new(State::default()),
             progress: Notify::new(),
         });
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(flusher(core.clone(), rx));
         let handle = Arc::new(Handle { core, batches: tx });
+        handle.core.inner.write_budget.register(&handle);
         if let Some(interval) = periodic {
             tokio::spawn(periodic_flusher(Arc::downgrade(&handle), interval));
         }
@@ -163,19 +252,26 @@ impl BufferedMutator {
     }
 
     /// Buffers a put or delete. Returns at once unless the buffer is full while the previous
-    /// flush is still running; then it waits for that flush (backpressure).
+    /// flush is still running, or all mutators of the client together hold their
+    /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
+    /// (backpressure).
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
-        mutation.validate()?;
-        let size = mutation.heap_size();
         let core = &*self.handle.core;
-        let limit = core.config.write_buffer_size;
+        mutation.validate(core.inner.config.keyvalue_max_size)?;
+        let size = mutation.heap_size();
+        let limit = core.write_buffer_size;
+        if core.lock().closed {
+            return Err(Error::InvalidInput("the BufferedMutator is closed".into()));
+        }
+        self.take_budget(size).await;
         let mut mutation = Some(mutation);
         loop {
             let progress = core.progress.notified();
             {
                 let mut st = core.lock();
                 if st.closed {
+                    core.inner.write_budget.release(size, false);
                     return Err(Error::InvalidInput("the BufferedMutator is closed".into()));
                 }
                 if st.buffered_bytes < limit || st.in_flight_bytes == 0 {
@@ -191,6 +287,29 @@ impl BufferedMutator {
         }
     }
 
+    /// Waits until the client's write budget has room for `bytes`, flushing this buffer (and,
+    /// when nothing is in flight anywhere, every idle one) so that room comes back.
+    async fn take_budget(&self, bytes: usize) {
+        let budget = &self.handle.core.inner.write_budget;
+        loop {
+            let released = budget.released.notified();
+            let nothing_in_flight = match budget.try_take(bytes) {
+                Ok(()) => return,
+                Err(nothing_in_flight) => nothing_in_flight,
+            };
+            {
+                let mut st = self.handle.core.lock();
+                self.cut_batch(&mut st);
+            }
+            if nothing_in_flight {
+                budget.flush_idle_buffers();
+            }
+            // Woken by every answered batch; the timeout re-checks for buffers that filled
+            // while nothing was in flight.
+            let _ = tokio::time::timeout(Duration::from_millis(50), released).await;
+        }
+    }
+
     /// Hands the buffer to the flusher (caller holds the state lock).
     fn cut_batch(&self, st: &mut State) {
         if st.buffer.is_empty() {
@@ -201,6 +320,8 @@ impl BufferedMutator {
         let bytes = std::mem::take(&mut st.buffered_bytes);
         st.in_flight_bytes += bytes;
         st.in_flight_batches += 1;
+        let budget = &self.handle.core.inner.write_budget;
+        budget.sent(bytes);
         if self
             .handle
             .batches
@@ -210,7 +331,14 @@ impl BufferedMutator {
             // The runtime is shutting down; nothing can be sent any more.
             st.in_flight_bytes -= bytes;
             st.in_flight_batches -= 1;
+            budget.release(bytes, true);
         }
+    }
+
+    /// Bytes all mutators of this client hold together (buffered or in flight), counted
+    /// against its [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit).
+    pub fn client_buffered_bytes(&self) -> usize {
+        self.handle.core.inner.write_budget.lock().held
     }
 
     /// Sends everything buffered and waits until HBase answered all of it. Returns the
@@ -277,8 +405,8 @@ async fn flusher(core: Arc<Core>, mut batches: mpsc::UnboundedReceiver<Batch>) {
             st.in_flight_bytes -= bytes;
             st.in_flight_batches -= 1;
             st.failures.extend(failures);
-            // If the buffer filled up while this batch was out, cut it now.
         }
+        core.inner.write_budget.release(bytes, true);
         core.progress.notify_waiters();
     }
 }

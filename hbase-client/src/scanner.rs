@@ -52,6 +52,10 @@ impl Stream for ScanStream {
 
 impl ScanStream {
     pub(crate) fn start(inner: Arc<ClientInner>, table: TableName, scan: Scan) -> ScanStream {
+        let scan = scan.with_defaults(
+            inner.config.scanner_caching,
+            inner.config.scanner_max_result_size,
+        );
         let (tx, rx) = mpsc::channel(2);
         let position = if scan.start_row.is_empty() {
             Position::TableEdge
@@ -265,9 +269,13 @@ impl Scanner {
     }
 
     fn batch_rows(&self) -> u32 {
+        let caching = self
+            .scan
+            .caching
+            .unwrap_or(crate::config::DEFAULT_SCANNER_CACHING);
         match self.remaining {
-            Some(r) => (r.min(self.scan.caching as u64) as u32).max(1),
-            None => self.scan.caching,
+            Some(r) => (r.min(caching as u64) as u32).max(1),
+            None => caching,
         }
     }
 

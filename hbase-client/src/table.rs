@@ -103,7 +103,7 @@ impl Table {
 
     /// Writes one row.
     pub async fn put(&self, put: Put) -> Result<()> {
-        put.validate()?;
+        put.validate(self.inner.config.keyvalue_max_size)?;
         self.mutate("put", &put.row.clone(), put.to_proto()).await
     }
 
@@ -127,7 +127,7 @@ impl Table {
 
     /// Adds to counters atomically; returns the row's new counter values.
     pub async fn increment(&self, increment: Increment) -> Result<RowResult> {
-        let proto = increment.to_proto()?;
+        let proto = increment.to_proto(self.inner.config.keyvalue_max_size)?;
         let (row, _) = self
             .mutate_with("increment", &increment.row.clone(), proto, None)
             .await?;
@@ -157,7 +157,7 @@ impl Table {
 
     /// Appends to column values atomically; returns the row's new values.
     pub async fn append(&self, append: Append) -> Result<RowResult> {
-        let proto = append.to_proto()?;
+        let proto = append.to_proto(self.inner.config.keyvalue_max_size)?;
         let (row, _) = self
             .mutate_with("append", &append.row.clone(), proto, None)
             .await?;
@@ -166,7 +166,7 @@ impl Table {
 
     /// Applies the mutation only if the check passes; returns whether it was applied.
     pub async fn check_and_mutate(&self, cm: CheckAndMutate) -> Result<bool> {
-        let (mutation, condition) = cm.to_proto()?;
+        let (mutation, condition) = cm.to_proto(self.inner.config.keyvalue_max_size)?;
         let (_, processed) = self
             .mutate_with(
                 "check_and_mutate",

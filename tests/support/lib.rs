@@ -15,6 +15,7 @@ pub mod browser;
 pub mod processes;
 pub mod proxy;
 pub mod relay;
+pub mod ycsb_java;
 
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -30,6 +31,64 @@ pub const TABLE_PREFIX: &str = "hbrs_it_";
 /// ZooKeeper address of the test cluster.
 pub fn zk() -> String {
     std::env::var("HBASE_ZK").unwrap_or_else(|_| "127.0.0.1:2181".into())
+}
+
+/// The configuration directory `scripts/hbase-local` writes for the running cluster (its
+/// `hbase-site.xml`): `$HBASE_LOCAL_DIR/run/conf`, by default `target/hbase-local/run/conf`.
+pub fn hbase_conf_dir() -> std::path::PathBuf {
+    let base = std::env::var_os("HBASE_LOCAL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/hbase-local")
+        });
+    base.join("run/conf")
+}
+
+/// A directory whose `hbase-site.xml` names the test cluster: the one `scripts/hbase-local`
+/// wrote ([`hbase_conf_dir`]) when it is that cluster's, else one written from [`zk`] (an
+/// external cluster) under `target/it-conf`.
+pub fn hbase_site_dir() -> std::path::PathBuf {
+    let local = hbase_conf_dir();
+    let same = ClientConfig::from_hbase_site(&local)
+        .map(|c| c.zk_quorum() == zk())
+        .unwrap_or(false);
+    if same {
+        return local;
+    }
+    let zk = zk();
+    let mut port = "2181".to_string();
+    let hosts: Vec<String> = zk
+        .split(',')
+        .map(|hp| match hp.rsplit_once(':') {
+            Some((h, p)) => {
+                port = p.to_string();
+                h.to_string()
+            }
+            None => hp.to_string(),
+        })
+        .collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("target/it-conf/{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create target/it-conf");
+    std::fs::write(
+        dir.join("hbase-site.xml"),
+        format!(
+            "<?xml version=\"1.0\"?>\n<configuration>\n  <property><name>hbase.zookeeper.quorum</name><value>{}</value></property>\n  <property><name>hbase.zookeeper.property.clientPort</name><value>{port}</value></property>\n</configuration>\n",
+            hosts.join(",")
+        ),
+    )
+    .expect("write hbase-site.xml");
+    dir
+}
+
+/// `ycsb`'s option for the address map (`-p hbase.client.address.map=…`), or nothing.
+pub fn ycsb_map_args() -> String {
+    let map = address_map();
+    if map.is_empty() {
+        String::new()
+    } else {
+        format!("-p hbase.client.address.map={map}")
+    }
 }
 
 /// The address map of `HBASE_ADDRESS_MAP` (empty when unset). A malformed value panics with

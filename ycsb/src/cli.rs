@@ -10,21 +10,28 @@ use crate::Error;
 const AFTER_HELP: &str = "\
 Properties: each -P file overrides the ones before it; command-line flags and -p always beat
 files, and among them the last one wins. YCSB's spellings work: -threads 32, -target 1000,
--P workloads/workloada, -p recordcount=100000, -s, -l label, and an optional binding name
-(`ycsb load hbase2 -P workloada`). The files workloada..workloadf are built in: -P workloada
-works without them on disk.
+-P workloads/workloada, -p recordcount=100000, -s, -l label, -cp /etc/hbase/conf (reads its
+hbase-site.xml), -jvm-args=... (accepted, ignored), and a binding name (`ycsb load hbase20
+-P workloada`; `basic` prints every operation as YCSB's BasicDB, `memory` is a dry run). The
+files workloada..workloadf are built in: a bare name (-P workloada) not on disk is the built-in
+one; a path that does not exist is an error.
 
 Examples:
-  ycsb create-table --zk zk1:2181 --regions 30 -p columnfamily=family
-  ycsb load --zk zk1:2181 -P workloada -p columnfamily=family -p recordcount=1000000
-  ycsb run  --zk zk1:2181 -P workloada -p columnfamily=family -threads 32 -s
+  ycsb create-table --zk zk1:2181 --regions 30
+  ycsb load --zk zk1:2181 -P workloada -p recordcount=1000000
+  ycsb run  --zk zk1:2181 -P workloada -threads 32 -s
+  ycsb run hbase20 -cp /etc/hbase/conf -P workloads/workloada
+  ycsb shell --zk zk1:2181
 
-Useful properties: table (usertable), columnfamily (required), recordcount, operationcount,
-clientbuffering (true), writebuffersize (12582912), durability, exporter, exportfile,
-measurement.interval (op|intended|both), hdrhistogram.percentiles (50,95,99,99.9),
-status.interval (10), maxexecutiontime, warmuptime, createtable, presplit,
-hdrhistogram.fileoutput, hdrhistogram.output.path, artifacts.dir (report.txt and the interval
-logs for `ycsb merge DIR...`).";
+Useful properties: table (usertable), columnfamily (family), recordcount, operationcount,
+clientbuffering (true), writebuffersize (12582912, per thread), writebufferlimit (268435456,
+all threads together), sharedwritebuffer (false), durability, exporter, exportfile,
+measurementtype (hdrhistogram|histogram|hdrhistogram+histogram|hdrhistogram+raw|timeseries|raw),
+measurement.interval (op|intended|both), hdrhistogram.percentiles (95,99), status.interval (10),
+maxexecutiontime, warmuptime, createtable, presplit, hdrhistogram.fileoutput,
+hdrhistogram.output.path, artifacts.dir (report.txt and the interval logs for `ycsb merge
+DIR...`), and the HBase client properties of hbase-site.xml (hbase.zookeeper.quorum,
+zookeeper.znode.parent, hbase.rpc.timeout, ...).";
 
 /// `ycsb`: a YCSB-compatible benchmark driver for HBase.
 #[derive(Debug, Parser)]
@@ -53,6 +60,9 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Builds report.html from sweep directories, overlaying several.
     Plot(PlotArgs),
+    /// YCSB's interactive command line: read, scan, insert, update, delete, table, help, quit
+    /// (commands on stdin).
+    Shell(CommonArgs),
 }
 
 /// Options of `sweep`: those of `run`, with lists for -P, -threads and -target.
@@ -112,11 +122,18 @@ pub struct CommonArgs {
     #[arg(short = 'p', value_name = "NAME=VALUE")]
     pub props: Vec<String>,
     /// Number of client tasks (threadcount; also -threads).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// Target operations per second for the whole run, 0 for unthrottled (also -target).
-    #[arg(long, value_name = "OPS")]
+    #[arg(long, value_name = "OPS", allow_hyphen_values = true)]
     pub target: Option<String>,
+    /// YCSB's classpath option: directories (or files), `:`-separated; the first holding an
+    /// hbase-site.xml configures the HBase client (also -cp). Default: $HBASE_CONF_DIR.
+    #[arg(long = "cp", value_name = "DIR[:DIR]")]
+    pub classpath: Vec<String>,
+    /// YCSB's JVM options (also -jvm-args): accepted and ignored, there is no JVM.
+    #[arg(long = "jvm-args", value_name = "ARGS", allow_hyphen_values = true)]
+    pub jvm_args: Vec<String>,
     /// Print a status line on stderr every status.interval seconds.
     #[arg(short = 's')]
     pub status: bool,
@@ -152,7 +169,9 @@ pub struct CreateTableArgs {
 }
 
 /// The long options that YCSB spells with one dash.
-const SINGLE_DASH_LONG: [&str; 10] = [
+const SINGLE_DASH_LONG: [&str; 12] = [
+    "cp",
+    "jvm-args",
     "out",
     "threads",
     "target",
@@ -261,22 +280,25 @@ pub fn parse(args: &[String]) -> Result<Invocation, Error> {
     })
 }
 
-/// Reads a `-P` argument: a file on disk, or a built-in workload by name.
+/// Reads a `-P` argument: a file on disk; a bare name that is not on disk
+/// (`workloada`..`workloadf`) is the built-in workload. A path that does not exist is an
+/// error, never a silent fall-back to a built-in file.
 pub fn read_workload_file(name: &str) -> Result<Vec<u8>, Error> {
     match std::fs::read(name) {
         Ok(bytes) => Ok(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let base = std::path::Path::new(name)
-                .file_name()
-                .and_then(|s| s.to_str())
-                .unwrap_or(name);
-            builtin_workload(base)
-                .map(|s| s.as_bytes().to_vec())
-                .ok_or_else(|| {
-                    Error::Config(format!(
-                        "workload file {name:?} not found (built in: workloada..workloadf)"
-                    ))
-                })
+            let bare = !name.contains('/') && !name.contains(std::path::MAIN_SEPARATOR);
+            match builtin_workload(name) {
+                Some(text) if bare => Ok(text.as_bytes().to_vec()),
+                _ => Err(Error::Config(format!(
+                    "workload file {name:?} does not exist{}",
+                    if bare {
+                        " (built in: workloada..workloadf, by bare name)"
+                    } else {
+                        ""
+                    }
+                ))),
+            }
         }
         Err(e) => Err(Error::Config(format!(
             "cannot read workload file {name:?}: {e}"
@@ -294,10 +316,12 @@ pub fn build_properties(
         let bytes = read_workload_file(f)?;
         let pairs = parse_properties(&bytes)
             .map_err(|e| Error::Config(format!("workload file {f:?}: {e}")))?;
+        p.begin_source();
         for (k, v) in pairs {
             p.set(k, v);
         }
     }
+    p.begin_source();
     for (k, v) in cli_props {
         p.set(k.clone(), v.clone());
     }
@@ -373,9 +397,15 @@ mod tests {
 
     #[test]
     fn builtin_workloads_by_name_and_path() {
-        let p = build_properties(&["workloads/workloadd".to_string()], &[]).unwrap();
+        let p = build_properties(&["workloadd".to_string()], &[]).unwrap();
         assert_eq!(p.get("requestdistribution"), Some("latest"));
+        let on_disk = format!("{}/../workloads/workloade", env!("CARGO_MANIFEST_DIR"));
+        let p = build_properties(&[on_disk], &[]).unwrap();
+        assert_eq!(p.get("maxscanlength"), Some("100"));
         assert!(build_properties(&["workloadz".to_string()], &[]).is_err());
+        // A path that does not exist is an error, not the built-in file of that name.
+        let e = build_properties(&["no/such/dir/workloada".to_string()], &[]).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
     }
 
     #[test]

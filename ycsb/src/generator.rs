@@ -18,9 +18,13 @@ pub const SCRAMBLED_ITEM_COUNT: i64 = 10_000_000_000;
 /// `zeta(SCRAMBLED_ITEM_COUNT, 0.99)`, precomputed by YCSB.
 pub const SCRAMBLED_ZETAN: f64 = 26.469_028_201_783_02;
 
-/// A `[0, 1)` double, as `Random.nextDouble`.
-fn next_double<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    rng.random::<f64>()
+/// A `[0, 1)` double, drawn as JDK 17's `ThreadLocalRandom.nextDouble` draws it: two 32-bit
+/// draws, 26 and 27 of their high bits. With [`crate::java::JavaRandom`] this is exactly Java's
+/// value.
+pub fn next_double<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    let hi = (rng.next_u32() >> 6) as u64;
+    let lo = (rng.next_u32() >> 5) as u64;
+    ((hi << 27) + lo) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// `Math.abs(random.nextLong())`, which stays negative for `i64::MIN` as in Java.
@@ -384,9 +388,9 @@ impl Exponential {
         }
     }
 
-    /// The next value: `-ln(U) / gamma`.
-    pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
-        (-next_double(rng).ln() / self.gamma) as i64
+    /// The next value: `-ln(U) / gamma` (a double, as in YCSB; callers take `intValue()`).
+    pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        -next_double(rng).ln() / self.gamma
     }
 }
 
@@ -668,7 +672,7 @@ mod tests {
         let g = Exponential::new(95.0, range);
         let mut r = rng();
         let n = 100_000u64;
-        let mut draws: Vec<i64> = (0..n).map(|_| g.next(&mut r)).collect();
+        let mut draws: Vec<i64> = (0..n).map(|_| g.next(&mut r) as i64).collect();
         draws.sort();
         let p95 = draws[(n as f64 * 0.95) as usize] as f64;
         assert!((p95 - range).abs() / range < 0.03, "{p95} vs {range}");

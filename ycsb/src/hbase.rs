@@ -1,56 +1,80 @@
-//! The HBase binding, with the semantics of YCSB's hbase2 binding: read → Get, scan → Scan
-//! with a limit, update and insert → Put (through a BufferedMutator when `clientbuffering`),
-//! delete → Delete.
+//! The HBase binding, with the semantics of YCSB's hbase2 binding (`HBaseClient10`/`20`):
+//! read → Get, scan → Scan with a limit, update and insert → Put, delete → Delete.
+//!
+//! Write accounting, by default as YCSB's: with `clientbuffering`, every client thread has its
+//! own BufferedMutator (`writebuffersize`, 12 MiB), run-phase inserts are buffered too, and each
+//! thread's final mutator close is timed as one `UPDATE` sample (and as `CLEANUP`). All the
+//! threads' buffers of one client share one memory bound (`writebufferlimit`, 256 MiB): past
+//! it, writers wait for buffers to drain, never drop data. `sharedwritebuffer=true` instead
+//! keeps one buffer for all threads, writes run-phase inserts at once, and times the single
+//! final flush in its own `[FLUSH]` block.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use hbase_client::{
     BufferedMutator, Client, ClientConfig, ColumnFamily, Delete, Durability, Error as HError, Get,
-    MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
+    HbaseSite, MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
 };
 
-use crate::db::{Db, FlushOutcome, Record, Status};
+use crate::db::{materialize, Db, FlushOutcome, Record, Status, Values};
 use crate::props::Properties;
 use crate::workload::build_key_name;
 use crate::Error;
 
 /// Default `writebuffersize`: 12 MiB, as YCSB's binding.
 pub const DEFAULT_WRITE_BUFFER: i64 = 12 * 1024 * 1024;
+/// Default `writebufferlimit`: the total of all threads' write buffers (buffered and in
+/// flight) one client may hold.
+pub const DEFAULT_WRITE_BUFFER_LIMIT: i64 = hbase_client::DEFAULT_WRITE_BUFFER_LIMIT as i64;
+/// The column family used when `columnfamily` is not set (the one YCSB's HBase README creates).
+pub const DEFAULT_COLUMN_FAMILY: &str = "family";
 
-/// The ZooKeeper quorum from the properties (`hbase.zookeeper.quorum`, with
-/// `hbase.zookeeper.property.clientPort` for hosts without a port).
-pub fn zk_quorum(p: &Properties) -> String {
-    let quorum = p.get_or("hbase.zookeeper.quorum", "127.0.0.1:2181").trim();
-    let port = p
-        .get_or("hbase.zookeeper.property.clientPort", "2181")
-        .trim();
-    quorum
-        .split(',')
-        .map(|h| h.trim())
-        .filter(|h| !h.is_empty())
-        .map(|h| {
-            if h.contains(':') {
-                h.to_string()
-            } else {
-                format!("{h}:{port}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+/// Where the HBase client settings come from: `-cp DIR` (its `hbase-site.xml`), else
+/// `$HBASE_CONF_DIR`, then every HBase client property given with `-p` (or `--zk`) on top.
+pub fn hbase_site(p: &Properties, conf_dirs: &[String]) -> Result<HbaseSite, Error> {
+    let bad = |e: HError| Error::Config(e.to_string());
+    let mut site = HbaseSite::default();
+    let mut found = false;
+    for dir in conf_dirs {
+        // Like a Java classpath: the first entry with an hbase-site.xml wins.
+        let path = std::path::Path::new(dir);
+        let file = if path.is_dir() {
+            path.join("hbase-site.xml")
+        } else {
+            path.to_path_buf()
+        };
+        if file.is_file() && !found {
+            site = HbaseSite::load(&file).map_err(bad)?;
+            found = true;
+        }
+    }
+    if !found && conf_dirs.is_empty() {
+        if let Some(from_env) = HbaseSite::from_env().map_err(bad)? {
+            site = from_env;
+        }
+    }
+    for (k, v) in p.sorted() {
+        if HbaseSite::is_honoured(k) {
+            site.set(k, v);
+        }
+    }
+    Ok(site)
 }
 
-/// Connects to the cluster named by the properties.
-pub async fn connect(p: &Properties) -> Result<Client, Error> {
-    let quorum = zk_quorum(p);
-    let mut builder = ClientConfig::builder(quorum.clone());
-    if let Some(parent) = p.get("zookeeper.znode.parent") {
-        builder = builder.znode_parent(parent.trim());
-    }
-    let secs = p.i64_or("hbase.client.connect.timeout.seconds", 10)?.max(1) as u64;
+/// The client configuration of the properties (see [`hbase_site`]).
+pub fn client_config(p: &Properties, conf_dirs: &[String]) -> Result<ClientConfig, Error> {
+    let site = hbase_site(p, conf_dirs)?;
+    let mut builder = site
+        .to_builder()
+        .map_err(|e| Error::Config(e.to_string()))?;
+    let secs = p.i64_in("hbase.client.connect.timeout.seconds", 10, 1, 3600)? as u64;
     builder = builder.connect_timeout(Duration::from_secs(secs));
+    let limit = p.i64_in("writebufferlimit", DEFAULT_WRITE_BUFFER_LIMIT, 1, i64::MAX)?;
+    builder = builder.write_buffer_limit(limit as usize);
     // Servers that register names this machine cannot reach (docker, NAT):
     // `host[:port]=host[:port],…`, see hbase_client::AddressMap.
     if let Some(map) = p.get("hbase.client.address.map") {
@@ -58,9 +82,15 @@ pub async fn connect(p: &Properties) -> Result<Client, Error> {
             .map_err(|e| Error::Config(format!("hbase.client.address.map: {e}")))?;
         builder = builder.address_mapper(map.into_mapper());
     }
-    let config = builder
+    builder
         .build()
-        .map_err(|e| Error::Config(format!("bad HBase settings: {e}")))?;
+        .map_err(|e| Error::Config(format!("bad HBase settings: {e}")))
+}
+
+/// Connects to the cluster named by the properties.
+pub async fn connect(p: &Properties, conf_dirs: &[String]) -> Result<Client, Error> {
+    let config = client_config(p, conf_dirs)?;
+    let quorum = config.zk_quorum().to_string();
     Client::connect(config).await.map_err(|e| {
         Error::Connect(format!(
             "cannot reach HBase through ZooKeeper {quorum}: {e}"
@@ -68,13 +98,14 @@ pub async fn connect(p: &Properties) -> Result<Client, Error> {
     })
 }
 
-/// The required `columnfamily`.
+/// `columnfamily`, or [`DEFAULT_COLUMN_FAMILY`].
 pub fn column_family(p: &Properties) -> Result<String, Error> {
     match p.get("columnfamily").map(str::trim) {
-        Some(cf) if !cf.is_empty() => Ok(cf.to_string()),
-        _ => Err(Error::Config(
-            "the HBase binding needs a column family: pass --columnfamily NAME or -p columnfamily=NAME".into(),
+        None => Ok(DEFAULT_COLUMN_FAMILY.to_string()),
+        Some("") => Err(Error::Config(
+            "columnfamily is empty: name the table's column family (default family)".into(),
         )),
+        Some(cf) => Ok(cf.to_string()),
     }
 }
 
@@ -87,7 +118,7 @@ fn parse_durability(s: &str) -> Result<Durability, Error> {
         "FSYNC_WAL" => Durability::FsyncWal,
         other => {
             return Err(Error::Config(format!(
-                "unknown durability {other:?} (choose USE_DEFAULT, SKIP_WAL, ASYNC_WAL, SYNC_WAL or FSYNC_WAL)"
+                "durability={other:?} is not one of USE_DEFAULT, SKIP_WAL, ASYNC_WAL, SYNC_WAL, FSYNC_WAL"
             )))
         }
     })
@@ -96,21 +127,22 @@ fn parse_durability(s: &str) -> Result<Durability, Error> {
 /// Split keys for a table of `regions` regions: YCSB's `user{1000 + i*(9999-1000)/n}` for hashed
 /// keys, or evenly spaced key numbers for ordered inserts.
 pub fn split_keys(p: &Properties, regions: i64) -> Result<Vec<Bytes>, Error> {
-    if regions < 1 {
-        return Err(Error::Config(
-            "the number of regions must be at least 1".into(),
-        ));
+    if !(1..=MAX_REGIONS).contains(&regions) {
+        return Err(Error::Config(format!(
+            "the number of regions {regions} is out of range (accepted: 1 to {MAX_REGIONS})"
+        )));
     }
     let ordered = p.get_or("insertorder", "hashed").trim() != "hashed";
     let mut keys = Vec::new();
     if ordered {
-        let mut record_count = p.i64_or("recordcount", 0)?;
+        let int_max = i32::MAX as i64;
+        let mut record_count = p.i64_in("recordcount", 0, 0, int_max)?;
         if record_count == 0 {
-            record_count = i32::MAX as i64;
+            record_count = int_max;
         }
-        let start = p.i64_or("insertstart", 0)?;
-        let count = p.i64_or("insertcount", record_count - start)?;
-        let pad = p.i64_or("zeropadding", 1)?.max(0) as usize;
+        let start = p.i64_in("insertstart", 0, 0, int_max)?;
+        let count = p.i64_in("insertcount", record_count - start, 0, int_max)?;
+        let pad = p.i64_in("zeropadding", 1, 0, crate::workload::MAX_ZERO_PADDING)? as usize;
         for i in 1..regions {
             keys.push(Bytes::from(build_key_name(
                 start + i * count / regions,
@@ -129,6 +161,9 @@ pub fn split_keys(p: &Properties, regions: i64) -> Result<Vec<Bytes>, Error> {
     keys.dedup();
     Ok(keys)
 }
+
+/// Most regions `create-table` and `presplit` accept.
+pub const MAX_REGIONS: i64 = 10_000;
 
 /// Creates the table with `columnfamily`, pre-split into `regions` regions. Returns false when
 /// it already existed (and was left alone).
@@ -154,35 +189,55 @@ pub async fn create_table(client: &Client, p: &Properties, regions: i64) -> Resu
     Ok(true)
 }
 
-struct Inner {
+/// How writes are buffered.
+#[derive(Clone)]
+enum Buffering {
+    /// `clientbuffering=false`: every write is its own RPC.
+    Off,
+    /// YCSB's accounting: each thread has its own mutator of this size.
+    PerThread(usize),
+    /// `sharedwritebuffer=true`: one mutator for every thread.
+    Shared(BufferedMutator),
+}
+
+struct Shared {
+    client: Client,
+    table_name: String,
     table: Table,
     family: Bytes,
-    mutator: Option<BufferedMutator>,
+    buffering: Buffering,
     durability: Durability,
     load_phase: bool,
     errors_printed: AtomicU64,
 }
 
-/// The HBase binding; clones share one client and one write buffer.
+/// One thread's write buffer: the mutator, and the rows it inserted (so failures reported at
+/// its close are counted against INSERT or UPDATE).
+struct ThreadBuffer {
+    mutator: BufferedMutator,
+    inserted: Mutex<HashSet<Bytes>>,
+}
+
+/// The HBase binding. [`Db::for_thread`] gives each client thread its own write buffer.
 #[derive(Clone)]
 pub struct HbaseDb {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
+    thread: Option<Arc<ThreadBuffer>>,
 }
 
 const MAX_PRINTED_ERRORS: u64 = 10;
 
 impl HbaseDb {
-    /// Checks the table and family, and sets up buffering. Nothing is written.
+    /// Checks the table and its family, and sets up buffering. Nothing is written.
     pub async fn open(client: &Client, p: &Properties, load_phase: bool) -> Result<HbaseDb, Error> {
         let table_name = p.get_or("table", "usertable").trim().to_string();
         let cf = column_family(p)?;
         let name = TableName::parse(&table_name)
             .map_err(|e| Error::Config(format!("bad table name {table_name:?}: {e}")))?;
         let durability = parse_durability(p.get_or("durability", "USE_DEFAULT"))?;
-        let buffering = p.bool_or("clientbuffering", true);
-        let buffer = p.i64_or("writebuffersize", DEFAULT_WRITE_BUFFER)?.max(1) as usize;
-        let exists = client
-            .admin()
+        let buffer = p.i64_in("writebuffersize", DEFAULT_WRITE_BUFFER, 1, 1 << 34)? as usize;
+        let admin = client.admin();
+        let exists = admin
             .table_exists(&name)
             .await
             .map_err(|e| Error::Hbase(format!("cannot check table {table_name}: {e}")))?;
@@ -191,51 +246,54 @@ impl HbaseDb {
                 "table {table_name} does not exist: create it with `ycsb create-table --regions N` (same --zk/-P/-p options) or add -p createtable=true to the load"
             )));
         }
+        let desc = admin
+            .describe_table(&name)
+            .await
+            .map_err(|e| Error::Hbase(format!("cannot describe table {table_name}: {e}")))?;
+        if desc.family_named(cf.as_bytes()).is_none() {
+            let families: Vec<String> = desc
+                .families()
+                .iter()
+                .map(|f| String::from_utf8_lossy(f.name()).into_owned())
+                .collect();
+            return Err(Error::Config(format!(
+                "column family {cf} does not exist in table {table_name}; its families are: {} (choose one with -p columnfamily=NAME)",
+                families.join(", ")
+            )));
+        }
         let table = client
             .table(&table_name)
             .map_err(|e| Error::Config(format!("bad table name {table_name:?}: {e}")))?;
-        // Probe the family with a read of a row that is never written.
-        match table
-            .get(Get::new(Bytes::from_static(b"\x00ycsb-probe")).family(cf.clone()))
-            .await
-        {
-            Ok(_) => {}
-            Err(e) => {
-                let msg = e.to_string();
-                if msg.contains("NoSuchColumnFamily") {
-                    return Err(Error::Config(format!(
-                        "column family {cf} does not exist in table {table_name} (-p columnfamily=)"
-                    )));
-                }
-                return Err(Error::Hbase(format!("cannot read table {table_name}: {e}")));
-            }
-        }
-        let mutator = if buffering {
-            Some(
-                client
-                    .buffered_mutator(
-                        &table_name,
-                        MutatorConfig::default().write_buffer_size(buffer),
-                    )
-                    .map_err(|e| Error::Hbase(format!("cannot open a BufferedMutator: {e}")))?,
-            )
+        let buffering = if !p.bool_or("clientbuffering", true) {
+            Buffering::Off
+        } else if p.bool_or("sharedwritebuffer", false) {
+            let m = client
+                .buffered_mutator(
+                    &table_name,
+                    MutatorConfig::default().write_buffer_size(buffer),
+                )
+                .map_err(|e| Error::Hbase(format!("cannot open a BufferedMutator: {e}")))?;
+            Buffering::Shared(m)
         } else {
-            None
+            Buffering::PerThread(buffer)
         };
         Ok(HbaseDb {
-            inner: Arc::new(Inner {
+            shared: Arc::new(Shared {
+                client: client.clone(),
+                table_name,
                 table,
                 family: Bytes::from(cf),
-                mutator,
+                buffering,
                 durability,
                 load_phase,
                 errors_printed: AtomicU64::new(0),
             }),
+            thread: None,
         })
     }
 
     fn report_error(&self, what: &str, key: &str, e: &HError) {
-        let n = self.inner.errors_printed.fetch_add(1, Ordering::Relaxed);
+        let n = self.shared.errors_printed.fetch_add(1, Ordering::Relaxed);
         if n < MAX_PRINTED_ERRORS {
             eprintln!("ycsb: {what} {key}: {e}");
         } else if n == MAX_PRINTED_ERRORS {
@@ -243,24 +301,31 @@ impl HbaseDb {
         }
     }
 
-    fn put(&self, key: &str, values: Record) -> Put {
+    /// The Put of `values`, whose random bytes are generated here, inside the timed call.
+    fn put(&self, key: &str, values: Values) -> Put {
         let mut put = Put::new(Bytes::copy_from_slice(key.as_bytes()));
-        for (f, v) in values {
-            put = put.add(self.inner.family.clone(), Bytes::from(f), v);
+        for (f, v) in materialize(values) {
+            put = put.add(self.shared.family.clone(), Bytes::from(f), v);
         }
-        if self.inner.durability != Durability::UseDefault {
-            put = put.durability(self.inner.durability);
+        if self.shared.durability != Durability::UseDefault {
+            put = put.durability(self.shared.durability);
         }
         put
     }
 
-    async fn write(&self, key: &str, values: Record, insert: bool) -> Status {
+    async fn write(&self, key: &str, values: Values, insert: bool) -> Status {
         let put = self.put(key, values);
-        // Run-phase inserts are written at once even with client buffering: the workload makes
-        // an inserted key readable (workload D's "latest") as soon as the insert returns.
-        let res = match &self.inner.mutator {
-            Some(m) if !insert || self.inner.load_phase => m.mutate(put).await,
-            _ => self.inner.table.put(put).await,
+        let res = match (&self.shared.buffering, &self.thread) {
+            (Buffering::PerThread(_), Some(t)) => {
+                if insert && !self.shared.load_phase {
+                    t.inserted.lock().unwrap().insert(put.row().clone());
+                }
+                t.mutator.mutate(put).await
+            }
+            // Shared buffer: run-phase inserts are written at once, so that workload D's
+            // "latest" reads find them (the accounting before YCSB's).
+            (Buffering::Shared(m), _) if !insert || self.shared.load_phase => m.mutate(put).await,
+            _ => self.shared.table.put(put).await,
         };
         match res {
             Ok(()) => Status::Ok,
@@ -282,6 +347,35 @@ impl HbaseDb {
             })
             .collect()
     }
+
+    fn count_failures(
+        &self,
+        result: Result<(), HError>,
+        inserted: &HashSet<Bytes>,
+    ) -> FlushOutcome {
+        let mut outcome = FlushOutcome::default();
+        match result {
+            Ok(()) => {}
+            Err(HError::MutationsFailed { failures }) => {
+                for (i, f) in failures.iter().enumerate() {
+                    if (i as u64) < MAX_PRINTED_ERRORS {
+                        eprintln!(
+                            "ycsb: buffered write to {} failed: {}",
+                            String::from_utf8_lossy(&f.row),
+                            f.error
+                        );
+                    }
+                    if self.shared.load_phase || inserted.contains(&f.row) {
+                        outcome.failed_inserts += 1;
+                    } else {
+                        outcome.failed_updates += 1;
+                    }
+                }
+            }
+            Err(e) => outcome.error = Some(e.to_string()),
+        }
+        outcome
+    }
 }
 
 impl Db for HbaseDb {
@@ -294,17 +388,17 @@ impl Db for HbaseDb {
     ) -> Status {
         let mut get = Get::new(Bytes::copy_from_slice(key.as_bytes()));
         match fields {
-            None => get = get.family(self.inner.family.clone()),
+            None => get = get.family(self.shared.family.clone()),
             Some(fs) => {
                 for f in fs {
                     get = get.column(
-                        self.inner.family.clone(),
+                        self.shared.family.clone(),
                         Bytes::copy_from_slice(f.as_bytes()),
                     );
                 }
             }
         }
-        match self.inner.table.get(get).await {
+        match self.shared.table.get(get).await {
             Ok(Some(row)) if !row.is_empty() => {
                 *out = self.record_of(&row);
                 Status::Ok
@@ -331,17 +425,17 @@ impl Db for HbaseDb {
             .limit(count as u64)
             .caching(count.min(u32::MAX as usize) as u32);
         match fields {
-            None => scan = scan.family(self.inner.family.clone()),
+            None => scan = scan.family(self.shared.family.clone()),
             Some(fs) => {
                 for f in fs {
                     scan = scan.column(
-                        self.inner.family.clone(),
+                        self.shared.family.clone(),
                         Bytes::copy_from_slice(f.as_bytes()),
                     );
                 }
             }
         }
-        let mut stream = self.inner.table.scan(scan);
+        let mut stream = self.shared.table.scan(scan);
         while out.len() < count {
             match stream.next().await {
                 Some(Ok(row)) => out.push(self.record_of(&row)),
@@ -355,19 +449,20 @@ impl Db for HbaseDb {
         Status::Ok
     }
 
-    async fn update(&self, _table: &str, key: &str, values: Record) -> Status {
+    async fn update(&self, _table: &str, key: &str, values: Values) -> Status {
         self.write(key, values, false).await
     }
 
-    async fn insert(&self, _table: &str, key: &str, values: Record) -> Status {
+    async fn insert(&self, _table: &str, key: &str, values: Values) -> Status {
         self.write(key, values, true).await
     }
 
     async fn delete(&self, _table: &str, key: &str) -> Status {
         let d = Delete::new(Bytes::copy_from_slice(key.as_bytes()));
-        let res = match &self.inner.mutator {
-            Some(m) => m.mutate(d).await,
-            None => self.inner.table.delete(d).await,
+        let res = match (&self.shared.buffering, &self.thread) {
+            (Buffering::PerThread(_), Some(t)) => t.mutator.mutate(d).await,
+            (Buffering::Shared(m), _) => m.mutate(d).await,
+            _ => self.shared.table.delete(d).await,
         };
         match res {
             Ok(()) => Status::Ok,
@@ -378,36 +473,60 @@ impl Db for HbaseDb {
         }
     }
 
-    async fn flush(&self) -> FlushOutcome {
-        let mut outcome = FlushOutcome::default();
-        let Some(m) = &self.inner.mutator else {
-            return outcome;
+    fn for_thread(&self) -> Self {
+        let thread = match &self.shared.buffering {
+            Buffering::PerThread(size) => self
+                .shared
+                .client
+                .buffered_mutator(
+                    &self.shared.table_name,
+                    MutatorConfig::default().write_buffer_size(*size),
+                )
+                .ok()
+                .map(|mutator| {
+                    Arc::new(ThreadBuffer {
+                        mutator,
+                        inserted: Mutex::new(HashSet::new()),
+                    })
+                }),
+            _ => None,
         };
-        match m.close().await {
-            Ok(()) => {}
-            Err(HError::MutationsFailed { failures }) => {
-                for (i, f) in failures.iter().enumerate() {
-                    if (i as u64) < MAX_PRINTED_ERRORS {
-                        eprintln!(
-                            "ycsb: buffered write to {} failed: {}",
-                            String::from_utf8_lossy(&f.row),
-                            f.error
-                        );
-                    }
-                    // Only load-phase inserts and updates are buffered.
-                    if self.inner.load_phase {
-                        outcome.failed_inserts += 1;
-                    } else {
-                        outcome.failed_updates += 1;
-                    }
-                }
-            }
-            Err(e) => outcome.error = Some(e.to_string()),
+        HbaseDb {
+            shared: self.shared.clone(),
+            thread,
         }
-        outcome
     }
 
-    fn buffered(&self) -> bool {
-        self.inner.mutator.is_some()
+    async fn cleanup(&self) -> FlushOutcome {
+        match &self.thread {
+            Some(t) => {
+                let result = t.mutator.close().await;
+                let inserted = std::mem::take(&mut *t.inserted.lock().unwrap());
+                self.count_failures(result, &inserted)
+            }
+            None => FlushOutcome::default(),
+        }
+    }
+
+    fn cleanup_measurement(&self) -> Option<&'static str> {
+        match self.shared.buffering {
+            Buffering::PerThread(_) => Some("UPDATE"),
+            Buffering::Off => Some("CLEANUP"),
+            Buffering::Shared(_) => None,
+        }
+    }
+
+    async fn flush(&self) -> FlushOutcome {
+        match &self.shared.buffering {
+            Buffering::Shared(m) => {
+                let result = m.close().await;
+                self.count_failures(result, &HashSet::new())
+            }
+            _ => FlushOutcome::default(),
+        }
+    }
+
+    fn shared_buffer(&self) -> bool {
+        matches!(self.shared.buffering, Buffering::Shared(_))
     }
 }

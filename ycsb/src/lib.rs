@@ -6,26 +6,32 @@
 
 #![warn(missing_docs)]
 
+pub mod basic;
 pub mod cli;
 pub mod db;
 pub mod generator;
 pub mod hbase;
+pub mod java;
 pub mod measurements;
 pub mod merge;
+pub mod pacer;
 pub mod plot;
 pub mod props;
 pub mod runner;
+pub mod series;
+pub mod shell;
 pub mod sweep;
 pub mod util;
 pub mod workload;
 pub mod workloads;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use basic::BasicDb;
 use cli::{build_properties, Command, CommonArgs};
 use db::MemoryDb;
-use measurements::{Exporter, IntervalMode, Measurements};
+use measurements::{Exporter, MeasurementConfig, Measurements};
 use props::Properties;
 use runner::{RunConfig, RunResult};
 use workload::CoreWorkload;
@@ -51,6 +57,9 @@ pub enum Error {
     /// Writing the report failed.
     #[error("{0}")]
     Io(String),
+    /// A client thread panicked: the run has no valid result.
+    #[error("{0}")]
+    Worker(String),
 }
 
 /// What a command produced.
@@ -60,6 +69,9 @@ pub struct Outcome {
     pub stdout: String,
     /// The run's numbers (load and run only).
     pub result: Option<RunResult>,
+    /// Set when the run was reported but did not do all its work (threads stopped after
+    /// failed inserts): the binary prints the report, then this, and exits non-zero.
+    pub failed: Option<String>,
 }
 
 /// The binding names that mean HBase.
@@ -70,6 +82,18 @@ pub const HBASE_BINDINGS: [&str; 9] = [
 enum Binding {
     Hbase,
     Memory,
+    Basic,
+}
+
+/// True for the names of YCSB's `BasicDB` (`basic`, `site.ycsb.BasicDB`, …).
+pub fn binding_is_basic(name: &str) -> bool {
+    let simple = name
+        .trim()
+        .rsplit('.')
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase();
+    simple == "basic" || simple == "basicdb"
 }
 
 fn binding(p: &Properties) -> Result<Binding, Error> {
@@ -79,13 +103,16 @@ fn binding(p: &Properties) -> Result<Binding, Error> {
             let simple = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
             if HBASE_BINDINGS.contains(&simple.as_str())
                 || simple.starts_with("hbase") && simple.ends_with("client")
+                || simple.starts_with("hbaseclient")
             {
                 Ok(Binding::Hbase)
-            } else if simple == "memory" || simple == "basicdb" {
+            } else if simple == "memory" {
                 Ok(Binding::Memory)
+            } else if binding_is_basic(name) {
+                Ok(Binding::Basic)
             } else {
                 Err(Error::Config(format!(
-                    "unknown binding {name:?}: this driver speaks HBase (hbase, hbase2, …) or `memory` for a dry run"
+                    "unknown binding {name:?}: this driver speaks HBase (hbase, hbase2, hbase20, …), `basic` (YCSB's BasicDB) or `memory` (a dry run)"
                 )))
             }
         }
@@ -110,7 +137,13 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     match res {
         Ok(out) => {
             print!("{}", out.stdout);
-            0
+            match out.failed {
+                Some(why) => {
+                    eprintln!("ycsb: error: {why}");
+                    1
+                }
+                None => 0,
+            }
         }
         Err(Error::Help(text)) => {
             print!("{text}");
@@ -127,27 +160,52 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     }
 }
 
+/// The `-cp` entries (`:`-separated, repeatable).
+fn classpath(c: &CommonArgs) -> Vec<String> {
+    c.classpath
+        .iter()
+        .flat_map(|cp| cp.split(':'))
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn note_jvm_args(c: &CommonArgs) {
+    if !c.jvm_args.is_empty() {
+        eprintln!(
+            "ycsb: -jvm-args {} ignored: this driver has no JVM",
+            c.jvm_args.join(" ")
+        );
+    }
+}
+
 /// Runs one command line (without the program name).
 pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
     let inv = cli::parse(args)?;
     match inv.command {
         Command::Load(c) => run_phase(&c, &inv.cli_props, false, args).await,
         Command::Run(c) => run_phase(&c, &inv.cli_props, true, args).await,
+        Command::Shell(c) => run_shell(&c, &inv.cli_props).await,
         Command::Merge(m) => merge_runs(&m.dirs, m.out.as_deref(), &inv.cli_props),
         Command::Plot(pl) => sweep::plot(&pl.dirs, &pl.out),
-        Command::Sweep(_) => {
+        Command::Sweep(sw) => {
             // Only the command line's own properties: the workload files differ per point.
             let p = build_properties(&[], &inv.cli_props)?;
-            sweep::sweep(args, &p).await
+            sweep::sweep(args, &p, &classpath(&sw.common)).await
         }
         Command::CreateTable(c) => {
+            note_jvm_args(&c.common);
             let p = build_properties(&c.common.files, &inv.cli_props)?;
             let regions: i64 = c.regions.trim().parse().map_err(|_| {
-                Error::Config(format!("--regions {:?} is not a whole number", c.regions))
+                Error::Config(format!(
+                    "--regions {:?} is not a whole number (accepted: 1 to {})",
+                    c.regions,
+                    hbase::MAX_REGIONS
+                ))
             })?;
             hbase::column_family(&p)?;
             hbase::split_keys(&p, regions)?;
-            let client = hbase::connect(&p).await?;
+            let client = hbase::connect(&p, &classpath(&c.common)).await?;
             let table = p.get_or("table", "usertable").trim().to_string();
             let created = hbase::create_table(&client, &p, regions).await?;
             let msg = if created {
@@ -157,8 +215,30 @@ pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
             };
             Ok(Outcome {
                 stdout: msg,
-                result: None,
+                ..Outcome::default()
             })
+        }
+    }
+}
+
+async fn run_shell(c: &CommonArgs, cli_props: &[(String, String)]) -> Result<Outcome, Error> {
+    note_jvm_args(c);
+    let p = build_properties(&c.files, cli_props)?;
+    let table = p.get_or("table", "usertable").trim().to_string();
+    let binding = binding(&p)?;
+    shell::print_banner();
+    match binding {
+        Binding::Basic => shell::run(BasicDb::new(&p)?, table).await,
+        Binding::Memory => shell::run(MemoryDb::new(), table).await,
+        Binding::Hbase => {
+            // Each command is applied when it is typed, not at exit.
+            let mut p = p;
+            if !p.contains("clientbuffering") {
+                p.set("clientbuffering", "false");
+            }
+            let client = hbase::connect(&p, &classpath(c)).await?;
+            let db = hbase::HbaseDb::open(&client, &p, false).await?;
+            shell::run(db, table).await
         }
     }
 }
@@ -173,7 +253,10 @@ fn merge_runs(
     for (k, v) in cli_props {
         p.set(k.clone(), v.clone());
     }
-    let percentiles = parse_percentiles(p.get_or("hdrhistogram.percentiles", "50,95,99,99.9"))?;
+    let percentiles = measurements::parse_percentiles(p.get_or(
+        "hdrhistogram.percentiles",
+        measurements::DEFAULT_PERCENTILES,
+    ))?;
     let exporter_s = p.get_or(
         "exporter",
         "site.ycsb.measurements.exporter.TextMeasurementsExporter",
@@ -199,33 +282,8 @@ fn merge_runs(
     };
     Ok(Outcome {
         stdout,
-        result: None,
+        ..Outcome::default()
     })
-}
-
-fn parse_percentiles(s: &str) -> Result<Vec<f64>, Error> {
-    s.split(',')
-        .map(|x| x.trim())
-        .filter(|x| !x.is_empty())
-        .map(|x| {
-            x.parse::<f64>()
-                .ok()
-                .filter(|v| (0.0..=100.0).contains(v))
-                .ok_or_else(|| {
-                    Error::Config(format!(
-                        "hdrhistogram.percentiles: {x:?} is not a percentile"
-                    ))
-                })
-        })
-        .collect()
-}
-
-fn nonneg(p: &Properties, key: &str, default: i64) -> Result<i64, Error> {
-    let v = p.i64_or(key, default)?;
-    if v < 0 {
-        return Err(Error::Config(format!("{key} cannot be negative")));
-    }
-    Ok(v)
 }
 
 /// Per-region-server counters of the run (`[RS host:port], Calls, n`, …): the difference of
@@ -261,72 +319,91 @@ fn server_breakdown(
     lines
 }
 
-async fn run_phase(
+/// Writes `text` to `path`, naming the property that asked for it on failure.
+fn write_file(what: &str, path: &str, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| Error::Io(format!("cannot write {what} {path:?}: {e}")))
+}
+
+/// A load or run, checked: every property parsed and within its range, the workload built,
+/// nothing connected, nothing written.
+struct Prepared {
+    p: Properties,
+    threads: i64,
+    target: f64,
+    opcount: i64,
+    exporter: Exporter,
+    export_file: Option<String>,
+    status_interval: i64,
+    max_exec: i64,
+    warmup: i64,
+    artifacts: Option<String>,
+    file_output: bool,
+    hdr_path: String,
+    status: bool,
+    label: String,
+    seed: Option<u64>,
+    create: bool,
+    presplit: i64,
+    measurements: Arc<Measurements>,
+    workload: Arc<CoreWorkload>,
+    binding: Binding,
+    conf_dirs: Vec<String>,
+    family: Option<String>,
+    basic: Option<BasicDb>,
+}
+
+/// Checks a command line without running anything: for `load` and `run`, every property and
+/// file, as the run would before connecting. Other commands only parse.
+pub fn check_command_line(args: &[String]) -> Result<(), Error> {
+    let inv = cli::parse(args)?;
+    match inv.command {
+        Command::Load(c) => prepare(&c, &inv.cli_props, false).map(|_| ()),
+        Command::Run(c) => prepare(&c, &inv.cli_props, true).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+fn prepare(
     c: &CommonArgs,
     cli_props: &[(String, String)],
     transactions: bool,
-    argv: &[String],
-) -> Result<Outcome, Error> {
-    let p = build_properties(&c.files, cli_props)?;
+) -> Result<Prepared, Error> {
+    let mut p = build_properties(&c.files, cli_props)?;
+    // As YCSB's -load / -t set it: BasicDB prints it among the properties.
+    p.set(
+        "dotransactions",
+        if transactions { "true" } else { "false" },
+    );
 
     // Check everything before connecting: bad input writes nothing.
-    let threads = p.i64_or("threadcount", 1)?;
-    if threads < 1 {
-        return Err(Error::Config("threadcount must be at least 1".into()));
-    }
-    let target = p.f64_or("target", 0.0)?;
-    if target < 0.0 {
-        return Err(Error::Config("target cannot be negative".into()));
-    }
+    let threads = p.i64_in("threadcount", 1, 1, MAX_THREADS)?;
+    let target = p.f64_in("target", 0.0, 0.0, 1e9)?;
+    let int_max = i32::MAX as i64;
     let opcount = if transactions {
-        nonneg(&p, "operationcount", 0)?
+        p.i64_in("operationcount", 0, 0, int_max)?
     } else if p.contains("insertcount") {
-        nonneg(&p, "insertcount", 0)?
+        p.i64_in("insertcount", 0, 0, int_max)?
     } else {
-        nonneg(&p, "recordcount", 0)?
+        p.i64_in("recordcount", 0, 0, int_max)?
     };
-    let mtype = p
-        .get_or("measurementtype", "hdrhistogram")
-        .trim()
-        .to_string();
-    match mtype.as_str() {
-        "hdrhistogram" => {}
-        "hdrhistogram+histogram" | "histogram" | "timeseries" | "raw" => {
-            eprintln!("ycsb: measurementtype={mtype} is reported as hdrhistogram")
-        }
-        other => {
-            return Err(Error::Config(format!(
-                "unknown measurementtype {other:?} (hdrhistogram)"
-            )))
-        }
-    }
-    let percentiles = parse_percentiles(p.get_or("hdrhistogram.percentiles", "50,95,99,99.9"))?;
-    let mode_s = p.get_or("measurement.interval", "op");
-    let mode = IntervalMode::parse(mode_s).ok_or_else(|| {
-        Error::Config(format!(
-            "unknown measurement.interval {mode_s:?} (op, intended or both)"
-        ))
-    })?;
+    let mut mconfig = MeasurementConfig::from_properties(&p)?;
     let exporter_s = p.get_or(
         "exporter",
         "site.ycsb.measurements.exporter.TextMeasurementsExporter",
     );
     let exporter = Exporter::parse(exporter_s).ok_or_else(|| {
         Error::Config(format!(
-            "unknown exporter {exporter_s:?} (TextMeasurementsExporter, JSONMeasurementsExporter or JSONArrayMeasurementsExporter)"
+            "exporter={exporter_s:?} is not one of TextMeasurementsExporter, JSONMeasurementsExporter, JSONArrayMeasurementsExporter"
         ))
     })?;
     let export_file = p.get("exportfile").map(|s| s.trim().to_string());
-    let status_interval = nonneg(&p, "status.interval", 10)?.max(1);
-    let max_exec = nonneg(&p, "maxexecutiontime", 0)?;
-    let warmup = nonneg(&p, "warmuptime", 0)?;
+    let status_interval = p.i64_in("status.interval", 10, 1, 31_536_000)?;
+    let max_exec = p.i64_in("maxexecutiontime", 0, 0, int_max)?;
+    let warmup = p.i64_in("warmuptime", 0, 0, int_max)?;
     // artifacts.dir=DIR keeps what `ycsb merge` needs: the interval logs and the text report.
     let artifacts = p.get("artifacts.dir").map(|d| d.trim().to_string());
-    if let Some(dir) = &artifacts {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
-    }
     let file_output = artifacts.is_some() || p.bool_or("hdrhistogram.fileoutput", false);
+    mconfig.hdr_log = file_output;
     let hdr_path = match &artifacts {
         Some(dir) => format!("{dir}/"),
         None => p.get_or("hdrhistogram.output.path", "").to_string(),
@@ -334,13 +411,13 @@ async fn run_phase(
     let status = p.bool_or("status", false);
     let label = p.get_or("label", "").to_string();
     let seed = match p.get("seed") {
-        Some(_) => Some(nonneg(&p, "seed", 0)? as u64),
+        Some(_) => Some(p.i64_in("seed", 0, 0, i64::MAX)? as u64),
         None => None,
     };
     let create = !transactions && p.bool_or("createtable", false);
-    let presplit = p.i64_or("presplit", 10)?;
+    let presplit = p.i64_in("presplit", 10, 1, hbase::MAX_REGIONS)?;
 
-    let measurements = Arc::new(Measurements::new(mode, percentiles, file_output));
+    let measurements = Arc::new(Measurements::with_config(mconfig));
     let workload = Arc::new(CoreWorkload::new(&p, measurements.clone())?);
     if transactions && !workload.has_operations() {
         return Err(Error::Config(
@@ -349,16 +426,98 @@ async fn run_phase(
     }
 
     let binding = binding(&p)?;
+    let conf_dirs = classpath(c);
+    let mut family = None;
     if let Binding::Hbase = binding {
-        hbase::column_family(&p)?;
-        hbase::zk_quorum(&p);
-        if create {
-            hbase::split_keys(&p, presplit)?;
-        }
+        family = Some(hbase::column_family(&p)?);
+        hbase::client_config(&p, &conf_dirs)?;
+        hbase::split_keys(&p, if create { presplit } else { 1 })?;
+        p.i64_in("writebuffersize", hbase::DEFAULT_WRITE_BUFFER, 1, 1 << 34)?;
+    }
+    let basic = match binding {
+        Binding::Basic => Some(BasicDb::new(&p)?),
+        _ => None,
+    };
+    Ok(Prepared {
+        p,
+        threads,
+        target,
+        opcount,
+        exporter,
+        export_file,
+        status_interval,
+        max_exec,
+        warmup,
+        artifacts,
+        file_output,
+        hdr_path,
+        status,
+        label,
+        seed,
+        create,
+        presplit,
+        measurements,
+        workload,
+        binding,
+        conf_dirs,
+        family,
+        basic,
+    })
+}
+
+async fn run_phase(
+    c: &CommonArgs,
+    cli_props: &[(String, String)],
+    transactions: bool,
+    argv: &[String],
+) -> Result<Outcome, Error> {
+    note_jvm_args(c);
+    let Prepared {
+        p,
+        threads,
+        target,
+        opcount,
+        exporter,
+        export_file,
+        status_interval,
+        max_exec,
+        warmup,
+        artifacts,
+        file_output,
+        hdr_path,
+        status,
+        label,
+        seed,
+        create,
+        presplit,
+        measurements,
+        workload,
+        binding,
+        conf_dirs,
+        family,
+        basic,
+    } = prepare(c, cli_props, transactions)?;
+    if let Some(dir) = &artifacts {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
     }
     eprintln!("YCSB Client (ycsb-rs {})", env!("CARGO_PKG_VERSION"));
     eprintln!("Command line: {}", argv.join(" "));
+    if let Some(cf) = &family {
+        let how = if p.contains("columnfamily") {
+            "-p columnfamily"
+        } else {
+            "the default; -p columnfamily=NAME to change"
+        };
+        eprintln!(
+            "HBase table {}, column family {cf} ({how})",
+            p.get_or("table", "usertable").trim()
+        );
+    }
     eprintln!("Loading workload...");
+    // RunTime starts here, before the binding connects, as YCSB's clock starts before its
+    // threads' DB.init.
+    let started = Instant::now();
     let cfg = RunConfig {
         transactions,
         threads: threads as usize,
@@ -370,14 +529,20 @@ async fn run_phase(
         max_execution_time: (max_exec > 0).then(|| Duration::from_secs(max_exec as u64)),
         warmup: (warmup > 0).then(|| Duration::from_secs(warmup as u64)),
         seed,
+        started,
     };
     let result = match binding {
         Binding::Memory => {
             eprintln!("Starting test.");
-            runner::run(&cfg, workload, MemoryDb::new(), measurements.clone()).await
+            runner::run(&cfg, workload, MemoryDb::new(), measurements.clone()).await?
+        }
+        Binding::Basic => {
+            eprintln!("Starting test.");
+            let db = basic.expect("built above");
+            runner::run(&cfg, workload, db, measurements.clone()).await?
         }
         Binding::Hbase => {
-            let client = hbase::connect(&p).await?;
+            let client = hbase::connect(&p, &conf_dirs).await?;
             if create {
                 let table = p.get_or("table", "usertable").trim();
                 if hbase::create_table(&client, &p, presplit).await? {
@@ -387,12 +552,11 @@ async fn run_phase(
             let db = hbase::HbaseDb::open(&client, &p, !transactions).await?;
             eprintln!("Starting test.");
             let before = client.stats();
-            let mut result = runner::run(&cfg, workload, db, measurements.clone()).await;
+            let mut result = runner::run(&cfg, workload, db, measurements.clone()).await?;
             let servers = server_breakdown(&before, &client.stats());
             if let Some(dir) = &artifacts {
                 let path = format!("{dir}/servers.txt");
-                std::fs::write(&path, measurements::render_text(&servers))
-                    .map_err(|e| Error::Io(format!("cannot write {path:?}: {e}")))?;
+                write_file("artifacts", &path, &measurements::render_text(&servers))?;
             }
             for chunk in servers.chunks(7) {
                 let v: Vec<String> = chunk
@@ -415,30 +579,37 @@ async fn run_phase(
     }
     if file_output {
         for m in measurements.all() {
+            let Some(hdr) = m.hdr() else { continue };
             let path = std::path::PathBuf::from(format!("{hdr_path}{}.hdr", m.name()));
-            measurements::write_hdr_log(&path, measurements.base_wall(), &m.logged_intervals())
+            measurements::write_hdr_log(&path, measurements.base_wall(), &hdr.logged_intervals())
                 .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
         }
     }
     if let Some(dir) = &artifacts {
         let path = format!("{dir}/report.txt");
-        std::fs::write(&path, measurements::render_text(&result.lines))
-            .map_err(|e| Error::Io(format!("cannot write {path:?}: {e}")))?;
+        write_file(
+            "artifacts",
+            &path,
+            &measurements::render_text(&result.lines),
+        )?;
     }
     let report = exporter.render(&result.lines);
-    let stdout = match export_file {
-        Some(path) if !path.is_empty() => {
-            std::fs::write(&path, &report)
-                .map_err(|e| Error::Io(format!("cannot write exportfile {path:?}: {e}")))?;
-            String::new()
-        }
-        _ => report,
-    };
+    // What YCSB prints on stdout besides the report (raw measurements), first.
+    let mut stdout = measurements.take_stdout();
+    match export_file {
+        Some(path) if !path.is_empty() => write_file("exportfile", &path, &report)?,
+        _ => stdout.push_str(&report),
+    }
+    let failed = result.incomplete.clone();
     Ok(Outcome {
         stdout,
         result: Some(result),
+        failed,
     })
 }
+
+/// Most client threads (tokio tasks) one run accepts.
+pub const MAX_THREADS: i64 = 1_000_000;
 
 #[cfg(test)]
 mod tests {
@@ -470,7 +641,10 @@ mod tests {
         assert!(json.contains(
             "\"metric\" : \"INSERT\",\n  \"measurement\" : \"Return=OK\",\n  \"value\" : 500\n}"
         ));
-        assert!(json.ends_with("} ]\n"));
+        assert!(
+            json.ends_with("} ]"),
+            "no newline after the array, as Jackson writes it"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -493,11 +667,21 @@ mod tests {
             assert!(!err.to_string().contains('\n'), "{err}");
             assert!(!file.exists(), "{bad}");
         }
-        // The HBase binding needs a column family, checked before connecting.
-        let err = execute(&args("run --zk 127.0.0.1:1 -P workloada"))
-            .await
-            .unwrap_err();
-        assert!(err.to_string().contains("columnfamily"), "{err}");
+        // HBase settings are checked before connecting (nothing listens on port 1).
+        for (bad, says) in [
+            ("-p columnfamily=", "columnfamily"),
+            ("-p hbase.rpc.timeout=soon", "hbase.rpc.timeout"),
+            ("-p writebuffersize=0", "writebuffersize"),
+            (
+                "-cp /nonexistent -p zookeeper.znode.parent=hbase",
+                "zookeeper.znode.parent",
+            ),
+        ] {
+            let line = format!("run --zk 127.0.0.1:1 -P workloada {bad}");
+            let err = execute(&args(&line)).await.unwrap_err();
+            assert!(matches!(err, Error::Config(_)), "{bad}: {err:?}");
+            assert!(err.to_string().contains(says), "{bad}: {err}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

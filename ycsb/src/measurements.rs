@@ -1,22 +1,31 @@
-//! Latency measurements (HdrHistogram per operation, in µs) and the report YCSB users parse.
+//! Latency measurements and the report YCSB users parse: YCSB's `Measurements` (one
+//! measurement per operation name, of the `measurementtype` asked for, in the order its
+//! `ConcurrentHashMap` iterates them), the `[OVERALL]` and GC lines, and the text, JSON and
+//! JSON-array exporters.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use hdrhistogram::Histogram;
 
-use crate::util::{decimal_2, java_double};
+use crate::db::Status;
+use crate::java::concurrent_hash_map_order;
+use crate::props::Properties;
+use crate::series::Series;
+pub use crate::series::{HdrSeries, LoggedInterval};
+use crate::util::{java_double, java_string_hash};
+use crate::Error;
 
 /// Which latency is recorded (`measurement.interval`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IntervalMode {
     /// From the actual start of each operation (YCSB's default).
     Op,
-    /// From the intended start (coordinated-omission corrected), as `Intended-<OP>`.
+    /// From the intended start (coordinated-omission corrected), under the plain names.
     Intended,
-    /// Both.
+    /// Both: the intended latencies as `Intended-<OP>`.
     Both,
 }
 
@@ -32,134 +41,137 @@ impl IntervalMode {
     }
 }
 
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new(3).expect("3 significant digits is valid")
+/// `measurementtype`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeasurementType {
+    /// `hdrhistogram` (the default).
+    HdrHistogram,
+    /// `histogram`: 1 ms buckets.
+    Histogram,
+    /// `hdrhistogram+histogram`.
+    HdrAndHistogram,
+    /// `hdrhistogram+raw`.
+    HdrAndRaw,
+    /// `timeseries`.
+    TimeSeries,
+    /// `raw`.
+    Raw,
 }
 
-/// An interval histogram kept for the HdrHistogram log.
+impl MeasurementType {
+    /// Parses YCSB's names.
+    pub fn parse(s: &str) -> Option<MeasurementType> {
+        Some(match s.trim() {
+            "hdrhistogram" => MeasurementType::HdrHistogram,
+            "histogram" => MeasurementType::Histogram,
+            "hdrhistogram+histogram" => MeasurementType::HdrAndHistogram,
+            "hdrhistogram+raw" => MeasurementType::HdrAndRaw,
+            "timeseries" => MeasurementType::TimeSeries,
+            "raw" => MeasurementType::Raw,
+            _ => return None,
+        })
+    }
+}
+
+/// YCSB 0.17.0's default `hdrhistogram.percentiles`.
+pub const DEFAULT_PERCENTILES: &str = "95,99";
+
+/// How measurements are kept and reported.
 #[derive(Debug, Clone)]
-pub struct LoggedInterval {
-    /// Start, relative to the log's base time.
-    pub start: Duration,
-    /// Length.
-    pub duration: Duration,
-    /// The values recorded in it.
-    pub histogram: Histogram<u64>,
+pub struct MeasurementConfig {
+    /// `measurementtype`.
+    pub kind: MeasurementType,
+    /// `measurement.interval`.
+    pub interval: IntervalMode,
+    /// `hdrhistogram.percentiles`.
+    pub percentiles: Vec<f64>,
+    /// `measurement.histogram.verbose`: every bucket in the report.
+    pub verbose: bool,
+    /// `histogram.buckets` (1 ms each).
+    pub histogram_buckets: usize,
+    /// `timeseries.granularity` (ms).
+    pub granularity_ms: i64,
+    /// `measurement.raw.output_file` (`None`: stdout).
+    pub raw_output_file: Option<String>,
+    /// `measurement.raw.no_summary`.
+    pub raw_no_summary: bool,
+    /// Keep every interval histogram (`hdrhistogram.fileoutput`, `artifacts.dir`).
+    pub hdr_log: bool,
 }
 
-/// One named measurement: an interval histogram (reset by each status line), the total, and
-/// the return codes.
-#[derive(Debug)]
-pub struct OneMeasurement {
-    name: String,
-    interval: Mutex<(Histogram<u64>, Instant)>,
-    total: Mutex<Histogram<u64>>,
-    return_codes: Mutex<Vec<(String, i64)>>,
-    log: Option<Mutex<Vec<LoggedInterval>>>,
-    base: Instant,
+impl MeasurementConfig {
+    /// HdrHistograms with these percentiles, interval mode `interval`.
+    pub fn new(interval: IntervalMode, percentiles: Vec<f64>) -> MeasurementConfig {
+        MeasurementConfig {
+            kind: MeasurementType::HdrHistogram,
+            interval,
+            percentiles,
+            verbose: false,
+            histogram_buckets: 1000,
+            granularity_ms: 1000,
+            raw_output_file: None,
+            raw_no_summary: false,
+            hdr_log: false,
+        }
+    }
+
+    /// From YCSB's properties, each checked.
+    pub fn from_properties(p: &Properties) -> Result<MeasurementConfig, Error> {
+        let kind_s = p.get_or("measurementtype", "hdrhistogram");
+        let kind = MeasurementType::parse(kind_s).ok_or_else(|| {
+            Error::Config(format!(
+                "measurementtype={kind_s:?} is not one of hdrhistogram, histogram, hdrhistogram+histogram, hdrhistogram+raw, timeseries, raw"
+            ))
+        })?;
+        let interval_s = p.get_or("measurement.interval", "op");
+        let interval = IntervalMode::parse(interval_s).ok_or_else(|| {
+            Error::Config(format!(
+                "measurement.interval={interval_s:?} is not one of op, intended, both"
+            ))
+        })?;
+        let percentiles =
+            parse_percentiles(p.get_or("hdrhistogram.percentiles", DEFAULT_PERCENTILES))?;
+        let buckets = p.i64_in("histogram.buckets", 1000, 1, 100_000_000)? as usize;
+        let granularity = p.i64_in("timeseries.granularity", 1000, 1, i32::MAX as i64)?;
+        let raw_output_file = p
+            .get("measurement.raw.output_file")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        Ok(MeasurementConfig {
+            kind,
+            interval,
+            percentiles,
+            verbose: p.bool_or("measurement.histogram.verbose", false),
+            histogram_buckets: buckets,
+            granularity_ms: granularity,
+            raw_output_file,
+            raw_no_summary: p.bool_or("measurement.raw.no_summary", false),
+            hdr_log: false,
+        })
+    }
 }
 
-impl OneMeasurement {
-    fn new(name: &str, log: bool, base: Instant) -> OneMeasurement {
-        OneMeasurement {
-            name: name.to_string(),
-            interval: Mutex::new((new_histogram(), Instant::now())),
-            total: Mutex::new(new_histogram()),
-            return_codes: Mutex::new(Vec::new()),
-            log: log.then(|| Mutex::new(Vec::new())),
-            base,
-        }
-    }
-
-    /// The measurement's name, e.g. `READ` or `Intended-READ`.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn record(&self, us: i64) {
-        let v = us.max(0) as u64;
-        let mut g = self.interval.lock().unwrap();
-        if g.0.record(v).is_err() {
-            g.0.saturating_record(v);
-        }
-    }
-
-    fn report_status(&self, status: &str, delta: i64) {
-        let mut rc = self.return_codes.lock().unwrap();
-        if let Some(e) = rc.iter_mut().find(|(s, _)| s == status) {
-            e.1 += delta;
-        } else {
-            rc.push((status.to_string(), delta));
-        }
-    }
-
-    /// Takes the interval histogram, adds it to the total and starts a new interval.
-    fn take_interval(&self) -> Histogram<u64> {
-        let (h, started) = {
-            let mut g = self.interval.lock().unwrap();
-            let now = Instant::now();
-            let h = std::mem::replace(&mut g.0, new_histogram());
-            let started = std::mem::replace(&mut g.1, now);
-            (h, started)
-        };
-        self.total
-            .lock()
-            .unwrap()
-            .add(&h)
-            .expect("auto-resizing histogram");
-        if let Some(log) = &self.log {
-            log.lock().unwrap().push(LoggedInterval {
-                start: started.saturating_duration_since(self.base),
-                duration: started.elapsed(),
-                histogram: h.clone(),
-            });
-        }
-        h
-    }
-
-    fn summary(&self) -> String {
-        let h = self.take_interval();
-        format!(
-            "[{}: Count={}, Max={}, Min={}, Avg={}, 50={}, 90={}, 99={}, 99.9={}, 99.99={}]",
-            self.name,
-            h.len(),
-            h.max(),
-            h.min(),
-            decimal_2(java_mean(&h)),
-            decimal_2(value_at_percentile(&h, 50.0) as f64),
-            decimal_2(value_at_percentile(&h, 90.0) as f64),
-            decimal_2(value_at_percentile(&h, 99.0) as f64),
-            decimal_2(value_at_percentile(&h, 99.9) as f64),
-            decimal_2(value_at_percentile(&h, 99.99) as f64),
-        )
-    }
-
-    /// The total histogram so far (after folding in the current interval).
-    pub fn total(&self) -> Histogram<u64> {
-        self.take_interval();
-        self.total.lock().unwrap().clone()
-    }
-
-    /// The return codes in the order first seen.
-    pub fn return_codes(&self) -> Vec<(String, i64)> {
-        self.return_codes.lock().unwrap().clone()
-    }
-
-    /// The logged intervals, for the HdrHistogram log.
-    pub fn logged_intervals(&self) -> Vec<LoggedInterval> {
-        self.log
-            .as_ref()
-            .map(|l| l.lock().unwrap().clone())
-            .unwrap_or_default()
-    }
+/// Parses `hdrhistogram.percentiles` (`95,99`, `50,99.9`): each within 0..=100.
+pub fn parse_percentiles(s: &str) -> Result<Vec<f64>, Error> {
+    s.split(',')
+        .map(|x| x.trim())
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "hdrhistogram.percentiles: {x:?} is not a percentile (0 to 100)"
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// HdrHistogram's `getMean`, summed as Java sums it (median-equivalent values times counts,
-/// divided once at the end).
+/// divided once at the end): `NaN` for an empty histogram, as YCSB prints it.
 pub fn java_mean(h: &Histogram<u64>) -> f64 {
-    if h.is_empty() {
-        return 0.0;
-    }
     let mut total = 0.0f64;
     for v in h.iter_recorded() {
         total += (h.median_equivalent(v.value_iterated_to()) * v.count_at_value()) as f64;
@@ -167,12 +179,26 @@ pub fn java_mean(h: &Histogram<u64>) -> f64 {
     total / h.len() as f64
 }
 
-/// HdrHistogram's `getValueAtPercentile`, as Java computes it.
+/// HdrHistogram's `getValueAtPercentile` as YCSB's HdrHistogram (2.1.4) computes it: the rank
+/// is `percentile/100 · count` rounded to nearest (at least 1), and the value is the highest
+/// equivalent value of the bucket where the cumulative count reaches it (the lowest, for 0).
 pub fn value_at_percentile(h: &Histogram<u64>, percentile: f64) -> u64 {
-    if h.is_empty() {
-        return 0;
+    let requested = percentile.min(100.0);
+    let rank = ((requested / 100.0 * h.len() as f64) + 0.5) as u64;
+    let rank = rank.max(1);
+    let mut seen = 0u64;
+    for v in h.iter_recorded() {
+        seen += v.count_at_value();
+        if seen >= rank {
+            let at = v.value_iterated_to();
+            return if percentile == 0.0 {
+                h.lowest_equivalent(at)
+            } else {
+                h.highest_equivalent(at)
+            };
+        }
     }
-    h.value_at_quantile(percentile / 100.0)
+    0
 }
 
 /// A value in the report.
@@ -204,36 +230,85 @@ pub struct ReportLine {
     pub value: Value,
 }
 
-/// All measurements of one run.
+/// The series by key, and the keys in insertion order.
+type SeriesMap = (HashMap<String, Arc<Series>>, Vec<(String, Arc<Series>)>);
+
+/// Measurements keyed by operation, remembered in insertion order; reported in the order
+/// YCSB's `ConcurrentHashMap` iterates the same keys.
+#[derive(Debug, Default)]
+struct Registry {
+    inner: RwLock<SeriesMap>,
+}
+
+impl Registry {
+    fn get(&self, key: &str, make: impl FnOnce() -> Series) -> Arc<Series> {
+        if let Some(m) = self.inner.read().unwrap().0.get(key) {
+            return m.clone();
+        }
+        let mut w = self.inner.write().unwrap();
+        if let Some(m) = w.0.get(key) {
+            return m.clone();
+        }
+        let m = Arc::new(make());
+        w.0.insert(key.to_string(), m.clone());
+        w.1.push((key.to_string(), m.clone()));
+        m
+    }
+
+    fn in_order(&self) -> Vec<Arc<Series>> {
+        let r = self.inner.read().unwrap();
+        let hashes: Vec<i32> = r.1.iter().map(|(k, _)| java_string_hash(k)).collect();
+        concurrent_hash_map_order(&hashes)
+            .into_iter()
+            .map(|i| r.1[i].1.clone())
+            .collect()
+    }
+}
+
+/// All measurements of one run (YCSB's `Measurements`).
 #[derive(Debug)]
 pub struct Measurements {
-    mode: IntervalMode,
-    percentiles: Vec<f64>,
-    ops: RwLock<HashMap<String, Arc<OneMeasurement>>>,
-    log: bool,
+    config: MeasurementConfig,
+    op: Registry,
+    intended: Registry,
     base: Instant,
     base_wall: SystemTime,
     /// Nanoseconds after `base` before which nothing is recorded (warmup).
     record_from_ns: AtomicU64,
+    /// What YCSB would print on stdout besides the report (raw measurements).
+    stdout: Mutex<String>,
 }
 
 impl Measurements {
-    /// A set with the given interval mode and report percentiles.
+    /// HdrHistograms with the given interval mode and report percentiles; `log` keeps every
+    /// interval for the HdrHistogram log.
     pub fn new(mode: IntervalMode, percentiles: Vec<f64>, log: bool) -> Measurements {
+        let mut config = MeasurementConfig::new(mode, percentiles);
+        config.hdr_log = log;
+        Measurements::with_config(config)
+    }
+
+    /// Measurements of any type.
+    pub fn with_config(config: MeasurementConfig) -> Measurements {
         Measurements {
-            mode,
-            percentiles,
-            ops: RwLock::new(HashMap::new()),
-            log,
+            config,
+            op: Registry::default(),
+            intended: Registry::default(),
             base: Instant::now(),
             base_wall: SystemTime::now(),
             record_from_ns: AtomicU64::new(0),
+            stdout: Mutex::new(String::new()),
         }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MeasurementConfig {
+        &self.config
     }
 
     /// The interval mode.
     pub fn mode(&self) -> IntervalMode {
-        self.mode
+        self.config.interval
     }
 
     /// Records nothing until `until`.
@@ -252,51 +327,71 @@ impl Measurements {
         self.base_wall
     }
 
-    fn get(&self, name: &str) -> Arc<OneMeasurement> {
-        if let Some(m) = self.ops.read().unwrap().get(name) {
-            return m.clone();
-        }
-        let mut w = self.ops.write().unwrap();
-        w.entry(name.to_string())
-            .or_insert_with(|| Arc::new(OneMeasurement::new(name, self.log, self.base)))
-            .clone()
+    fn make(&self, name: &str) -> Series {
+        let mut out = self.stdout.lock().unwrap();
+        Series::new(name, &self.config, self.base, &mut out)
     }
 
-    /// Records a latency (µs) under `op` (op mode).
+    fn op_series(&self, op: &str) -> Arc<Series> {
+        self.op.get(op, || self.make(op))
+    }
+
+    fn intended_series(&self, op: &str) -> Arc<Series> {
+        self.intended.get(op, || {
+            if self.config.interval == IntervalMode::Intended {
+                self.make(op)
+            } else {
+                self.make(&format!("Intended-{op}"))
+            }
+        })
+    }
+
+    /// The series return codes of `op` are counted in: the intended one under
+    /// `measurement.interval=intended`, else the op one.
+    fn status_series(&self, op: &str) -> Arc<Series> {
+        if self.config.interval == IntervalMode::Intended {
+            self.intended_series(op)
+        } else {
+            self.op_series(op)
+        }
+    }
+
+    /// Records a latency (µs) under `op`; nothing under `measurement.interval=intended`.
     pub fn measure(&self, op: &str, us: i64) {
-        if self.mode == IntervalMode::Intended || !self.is_recording() {
+        if self.config.interval == IntervalMode::Intended || !self.is_recording() {
             return;
         }
-        self.get(op).record(us);
+        self.op_series(op).measure(clamp_us(us));
     }
 
-    /// Records a latency from the intended start (µs) under `Intended-<op>`.
+    /// Records a latency from the intended start (µs): under `op` with
+    /// `measurement.interval=intended`, `Intended-<op>` with `both`, nowhere with `op`.
     pub fn measure_intended(&self, op: &str, us: i64) {
-        if self.mode == IntervalMode::Op || !self.is_recording() {
+        if self.config.interval == IntervalMode::Op || !self.is_recording() {
             return;
         }
-        self.get(&format!("Intended-{op}")).record(us);
+        self.intended_series(op).measure(clamp_us(us));
     }
 
     /// Counts one `Return=<status>` under `op`.
-    pub fn report_status(&self, op: &str, status: &str) {
+    pub fn report_status(&self, op: &str, status: Status) {
         if !self.is_recording() {
             return;
         }
-        self.get(op).report_status(status, 1);
+        self.status_series(op).report_status(status, 1);
     }
 
     /// Moves `n` returns of `op` from `from` to `to` (a buffered write that failed later).
-    pub fn reclassify(&self, op: &str, from: &str, to: &str, n: i64) {
-        let m = self.get(op);
+    pub fn reclassify(&self, op: &str, from: Status, to: Status, n: i64) {
+        let m = self.status_series(op);
         m.report_status(from, -n);
         m.report_status(to, n);
     }
 
-    /// The measurements in report order.
-    pub fn all(&self) -> Vec<Arc<OneMeasurement>> {
-        let mut v: Vec<_> = self.ops.read().unwrap().values().cloned().collect();
-        v.sort_by_key(|m| sort_key(m.name()));
+    /// Every measurement in report order: the op ones, then the intended ones.
+    pub fn all(&self) -> Vec<Arc<Series>> {
+        let mut v = self.op.in_order();
+        v.extend(self.intended.in_order());
         v
     }
 
@@ -310,45 +405,29 @@ impl Measurements {
         s
     }
 
-    /// The report lines for every measurement.
-    pub fn export(&self) -> Vec<ReportLine> {
+    /// The report lines for every measurement. Raw data points meant for stdout are kept for
+    /// [`Measurements::take_stdout`]; a raw output file that cannot be written is an error.
+    pub fn export(&self) -> Result<Vec<ReportLine>, Error> {
         let mut lines = Vec::new();
         for m in self.all() {
-            let h = m.total();
-            lines.extend(block_lines(
-                m.name(),
-                &h,
-                &self.percentiles,
-                &m.return_codes(),
-            ));
+            let side = m.export(&self.config, &mut lines);
+            self.stdout.lock().unwrap().push_str(&side.stdout);
+            if let Some(e) = side.error {
+                return Err(Error::Io(e));
+            }
         }
-        lines
+        Ok(lines)
+    }
+
+    /// What YCSB prints on stdout before the report (raw measurements' notes and data).
+    pub fn take_stdout(&self) -> String {
+        std::mem::take(&mut *self.stdout.lock().unwrap())
     }
 }
 
-const OP_ORDER: [&str; 9] = [
-    "INSERT",
-    "READ",
-    "UPDATE",
-    "SCAN",
-    "READ-MODIFY-WRITE",
-    "DELETE",
-    "VERIFY",
-    "CLEANUP",
-    "FLUSH",
-];
-
-fn sort_key(name: &str) -> (bool, usize, String) {
-    let (intended, rest) = match name.strip_prefix("Intended-") {
-        Some(r) => (true, r),
-        None => (false, name),
-    };
-    let base = rest.strip_suffix("-FAILED").unwrap_or(rest);
-    let rank = OP_ORDER
-        .iter()
-        .position(|o| *o == base)
-        .unwrap_or(OP_ORDER.len());
-    (intended, rank, rest.to_string())
+/// YCSB measures latencies as `int` µs.
+fn clamp_us(us: i64) -> i32 {
+    us.clamp(0, i32::MAX as i64) as i32
 }
 
 /// YCSB's ordinal for a percentile: `50th`, `1st`, `99.9`.
@@ -370,7 +449,8 @@ pub fn ordinal(p: f64) -> String {
     }
 }
 
-/// The lines of one operation's block.
+/// The lines of one HdrHistogram operation block (`ycsb merge`): Operations, average, min,
+/// max, the percentiles, then the return codes in the order given.
 pub fn block_lines(
     name: &str,
     h: &Histogram<u64>,
@@ -385,7 +465,10 @@ pub fn block_lines(
     let mut v = vec![
         line("Operations".into(), Value::Int(h.len() as i64)),
         line("AverageLatency(us)".into(), Value::Float(java_mean(h))),
-        line("MinLatency(us)".into(), Value::Int(h.min() as i64)),
+        line(
+            "MinLatency(us)".into(),
+            Value::Int(crate::series::java_min(h)),
+        ),
         line("MaxLatency(us)".into(), Value::Int(h.max() as i64)),
     ];
     for &p in percentiles {
@@ -402,21 +485,48 @@ pub fn block_lines(
     v
 }
 
-/// The `[OVERALL]` lines.
+fn overall(metric: &str, measurement: &str, value: Value) -> ReportLine {
+    ReportLine {
+        metric: metric.into(),
+        measurement: measurement.into(),
+        value,
+    }
+}
+
+/// The `[OVERALL]` lines: RunTime and `1000·ops/runtime`.
 pub fn overall_lines(runtime_ms: u64, ops: u64) -> Vec<ReportLine> {
     let throughput = 1000.0 * ops as f64 / runtime_ms as f64;
     vec![
-        ReportLine {
-            metric: "OVERALL".into(),
-            measurement: "RunTime(ms)".into(),
-            value: Value::Int(runtime_ms as i64),
-        },
-        ReportLine {
-            metric: "OVERALL".into(),
-            measurement: "Throughput(ops/sec)".into(),
-            value: Value::Float(throughput),
-        },
+        overall("OVERALL", "RunTime(ms)", Value::Int(runtime_ms as i64)),
+        overall("OVERALL", "Throughput(ops/sec)", Value::Float(throughput)),
     ]
+}
+
+/// YCSB's JVM garbage-collection totals. This driver has no garbage collector, so they are 0
+/// (and the per-collector `[TOTAL_GCS_<name>]` lines are left out): printed so that parsers
+/// expecting YCSB's lines find them.
+pub fn gc_lines(runtime_ms: u64) -> Vec<ReportLine> {
+    vec![
+        overall("TOTAL_GCs", "Count", Value::Int(0)),
+        overall("TOTAL_GC_TIME", "Time(ms)", Value::Int(0)),
+        overall(
+            "TOTAL_GC_TIME_%",
+            "Time(%)",
+            Value::Float(0.0 / runtime_ms as f64 * 100.0),
+        ),
+    ]
+}
+
+/// The whole report of a run: `[OVERALL]`, the GC lines, then every measurement's block.
+pub fn report_lines(
+    runtime_ms: u64,
+    ops: u64,
+    measurements: &Measurements,
+) -> Result<Vec<ReportLine>, Error> {
+    let mut lines = overall_lines(runtime_ms, ops);
+    lines.extend(gc_lines(runtime_ms));
+    lines.extend(measurements.export()?);
+    Ok(lines)
 }
 
 /// Output formats (`exporter=`).
@@ -446,18 +556,17 @@ impl Exporter {
     pub fn render(self, lines: &[ReportLine]) -> String {
         match self {
             Exporter::Text => render_text(lines),
+            // As Jackson's pretty printer writes them: no newline at the end.
             Exporter::Json => {
                 let objs: Vec<String> = lines.iter().map(json_object).collect();
-                let mut s = objs.join(" ");
-                s.push('\n');
-                s
+                objs.join(" ")
             }
             Exporter::JsonArray => {
                 let objs: Vec<String> = lines.iter().map(json_object).collect();
                 if objs.is_empty() {
-                    "[ ]\n".into()
+                    "[ ]".into()
                 } else {
-                    format!("[ {} ]\n", objs.join(", "))
+                    format!("[ {} ]", objs.join(", "))
                 }
             }
         }
@@ -494,11 +603,15 @@ fn json_string(s: &str) -> String {
 }
 
 fn json_object(l: &ReportLine) -> String {
+    // Jackson writes the non-finite doubles as strings ("NaN", "Infinity").
+    let value = match l.value {
+        Value::Float(f) if !f.is_finite() => json_string(&java_double(f)),
+        v => v.render(),
+    };
     format!(
-        "{{\n  \"metric\" : {},\n  \"measurement\" : {},\n  \"value\" : {}\n}}",
+        "{{\n  \"metric\" : {},\n  \"measurement\" : {},\n  \"value\" : {value}\n}}",
         json_string(&l.metric),
         json_string(&l.measurement),
-        l.value.render()
     )
 }
 
@@ -540,91 +653,42 @@ mod tests {
         assert_eq!(ordinal(12.0), "12th");
         assert_eq!(ordinal(13.0), "13th");
         assert_eq!(ordinal(50.0), "50th");
-        assert_eq!(ordinal(95.0), "95th");
-        assert_eq!(ordinal(99.0), "99th");
         assert_eq!(ordinal(99.9), "99.9");
-        assert_eq!(ordinal(101.0), "101st");
         assert_eq!(ordinal(111.0), "111th");
     }
 
-    fn fixed_histogram() -> Histogram<u64> {
-        let mut h = new_histogram();
-        for v in 1..=1000u64 {
-            h.record(v * 10).unwrap();
+    fn names(m: &Measurements) -> Vec<String> {
+        m.all().iter().map(|x| x.name().to_string()).collect()
+    }
+
+    #[test]
+    fn interval_modes_name_the_blocks() {
+        let both = Measurements::new(IntervalMode::Both, vec![95.0], false);
+        both.measure("READ", 100);
+        both.measure_intended("READ", 150);
+        both.report_status("READ", Status::Ok);
+        assert_eq!(names(&both), ["READ", "Intended-READ"]);
+        // intended: the intended latencies under the plain name, and nothing else.
+        let intended = Measurements::new(IntervalMode::Intended, vec![95.0], false);
+        intended.measure("READ", 100);
+        intended.measure_intended("READ", 150);
+        intended.report_status("READ", Status::Ok);
+        assert_eq!(names(&intended), ["READ"]);
+        let text = render_text(&intended.export().unwrap());
+        assert!(text.contains("[READ], MaxLatency(us), 150\n"), "{text}");
+        assert!(text.contains("[READ], Return=OK, 1\n"), "{text}");
+    }
+
+    #[test]
+    fn percentile_ranks_round_to_nearest() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for v in 1..=10u64 {
+            h.record(v).unwrap();
         }
-        h.record(123_456).unwrap();
-        h
-    }
-
-    #[test]
-    fn golden_text_report() {
-        let h = fixed_histogram();
-        let mut lines = overall_lines(3079, 10000);
-        lines.extend(block_lines(
-            "READ",
-            &h,
-            &[50.0, 95.0, 99.0, 99.9],
-            &[("OK".into(), 990), ("NOT_FOUND".into(), 11)],
-        ));
-        let mut empty = new_histogram();
-        empty.reset();
-        lines.extend(block_lines("CLEANUP", &empty, &[95.0, 99.0], &[]));
-        let text = render_text(&lines);
-        let golden = "\
-[OVERALL], RunTime(ms), 3079
-[OVERALL], Throughput(ops/sec), 3247.807729782397
-[READ], Operations, 1001
-[READ], AverageLatency(us), 5124.162837162838
-[READ], MinLatency(us), 10
-[READ], MaxLatency(us), 123519
-[READ], 50thPercentileLatency(us), 5011
-[READ], 95thPercentileLatency(us), 9511
-[READ], 99thPercentileLatency(us), 9911
-[READ], 99.9PercentileLatency(us), 10007
-[READ], Return=OK, 990
-[READ], Return=NOT_FOUND, 11
-[CLEANUP], Operations, 0
-[CLEANUP], AverageLatency(us), 0.0
-[CLEANUP], MinLatency(us), 0
-[CLEANUP], MaxLatency(us), 0
-[CLEANUP], 95thPercentileLatency(us), 0
-[CLEANUP], 99thPercentileLatency(us), 0
-";
-        assert_eq!(text, golden);
-    }
-
-    #[test]
-    fn json_array_format() {
-        let lines = overall_lines(1000, 1500);
-        let s = Exporter::JsonArray.render(&lines);
-        assert_eq!(
-            s,
-            "[ {\n  \"metric\" : \"OVERALL\",\n  \"measurement\" : \"RunTime(ms)\",\n  \"value\" : 1000\n}, {\n  \"metric\" : \"OVERALL\",\n  \"measurement\" : \"Throughput(ops/sec)\",\n  \"value\" : 1500.0\n} ]\n"
-        );
-        assert_eq!(
-            Exporter::parse("site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"),
-            Some(Exporter::JsonArray)
-        );
-        assert_eq!(
-            Exporter::parse("com.yahoo.ycsb.measurements.exporter.TextMeasurementsExporter"),
-            Some(Exporter::Text)
-        );
-        assert_eq!(Exporter::parse("nope"), None);
-    }
-
-    #[test]
-    fn failures_and_intended() {
-        let m = Measurements::new(IntervalMode::Both, vec![95.0], false);
-        m.measure("READ", 100);
-        m.measure_intended("READ", 150);
-        m.measure("READ-FAILED", 5);
-        m.report_status("READ", "OK");
-        m.report_status("READ", "NOT_FOUND");
-        let names: Vec<String> = m.all().iter().map(|x| x.name().to_string()).collect();
-        assert_eq!(names, vec!["READ", "READ-FAILED", "Intended-READ"]);
-        let text = render_text(&m.export());
-        assert!(text.contains("[READ], Return=NOT_FOUND, 1\n"));
-        assert!(text.contains("[Intended-READ], MaxLatency(us), 150\n"));
-        assert!(m.summary().starts_with("[READ: Count=0"));
+        // 10 values: the 95th percentile's rank is 9.5 → 10 (nearest), the 94th's 9.4 → 9.
+        assert_eq!(value_at_percentile(&h, 95.0), 10);
+        assert_eq!(value_at_percentile(&h, 94.0), 9);
+        assert_eq!(value_at_percentile(&h, 0.0), 1);
+        assert!(java_mean(&Histogram::<u64>::new(3).unwrap()).is_nan());
     }
 }

@@ -157,6 +157,9 @@ fn unescape(chars: &[char]) -> Result<String, String> {
 #[derive(Debug, Clone, Default)]
 pub struct Properties {
     map: HashMap<String, String>,
+    /// The keys of each source (a `-P` file, then the command line), in the order each set
+    /// them: what `Properties.propertyNames()` order depends on in Java.
+    sources: Vec<Vec<String>>,
 }
 
 impl Properties {
@@ -167,7 +170,24 @@ impl Properties {
 
     /// Sets `key` to `value`, replacing any earlier value.
     pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) {
-        self.map.insert(key.into(), value.into());
+        let key = key.into();
+        if let Some(src) = self.sources.last_mut() {
+            if !src.contains(&key) {
+                src.push(key.clone());
+            }
+        }
+        self.map.insert(key, value.into());
+    }
+
+    /// Starts a new source (a `-P` file, or the command line): the keys set from now on are
+    /// remembered as its keys.
+    pub fn begin_source(&mut self) {
+        self.sources.push(Vec::new());
+    }
+
+    /// The keys of each source, in the order each source set them.
+    pub fn sources(&self) -> &[Vec<String>] {
+        &self.sources
     }
 
     /// The raw value of `key`.
@@ -194,6 +214,49 @@ impl Properties {
                 .parse::<i64>()
                 .map_err(|_| Error::Config(format!("{key}={v:?} is not a whole number"))),
         }
+    }
+
+    /// `key` as a whole number within `min..=max`, or `default` when unset; the error names the
+    /// property and the accepted range.
+    pub fn i64_in(&self, key: &str, default: i64, min: i64, max: i64) -> Result<i64, Error> {
+        let v = match self.get(key) {
+            None => return Ok(default),
+            Some(v) => v.trim().parse::<i64>().map_err(|_| {
+                Error::Config(format!(
+                    "{key}={v:?} is not a whole number (accepted: {min} to {max})"
+                ))
+            })?,
+        };
+        if v < min || v > max {
+            return Err(Error::Config(format!(
+                "{key}={v} is out of range (accepted: {min} to {max})"
+            )));
+        }
+        Ok(v)
+    }
+
+    /// `key` as a finite number within `min..=max`, or `default` when unset; the error names
+    /// the property and the accepted range.
+    pub fn f64_in(&self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, Error> {
+        let v = match self.get(key) {
+            None => return Ok(default),
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "{key}={v:?} is not a number (accepted: {min} to {max})"
+                    ))
+                })?,
+        };
+        if v < min || v > max {
+            return Err(Error::Config(format!(
+                "{key}={v} is out of range (accepted: {min} to {max})"
+            )));
+        }
+        Ok(v)
     }
 
     /// `key` parsed as a number, or `default` when unset.

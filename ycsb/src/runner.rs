@@ -8,10 +8,12 @@ use std::time::{Duration, Instant, SystemTime};
 use rand::Rng;
 use tokio::sync::Notify;
 
-use crate::db::Db;
-use crate::measurements::{overall_lines, Measurements, ReportLine};
+use crate::db::{Db, FlushOutcome, Status};
+use crate::measurements::{report_lines, Measurements, ReportLine};
+use crate::pacer;
 use crate::util::{decimal_2, status_timestamp};
 use crate::workload::CoreWorkload;
+use crate::Error;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -36,6 +38,9 @@ pub struct RunConfig {
     pub warmup: Option<Duration>,
     /// Fixed seeds for reproducible tests (task i uses seed + i).
     pub seed: Option<u64>,
+    /// When RunTime starts: before the binding connects, as YCSB's clock starts before its
+    /// threads' `DB.init`.
+    pub started: Instant,
 }
 
 /// What a run produced.
@@ -49,6 +54,9 @@ pub struct RunResult {
     pub lines: Vec<ReportLine>,
     /// Messages for the user (failed flushes and such).
     pub warnings: Vec<String>,
+    /// Set when threads stopped early because inserts failed for good: the run is reported,
+    /// and then fails.
+    pub incomplete: Option<String>,
 }
 
 /// YCSB's `RemainingFormatter`.
@@ -98,7 +106,7 @@ fn remaining(mut seconds: i64) -> String {
 
 /// One status line, as YCSB's `StatusThread.computeStats` prints it.
 #[allow(clippy::too_many_arguments)]
-fn status_line(
+pub fn status_line(
     label: &str,
     start: Instant,
     interval_start: Instant,
@@ -128,13 +136,37 @@ fn status_line(
     msg
 }
 
-/// Runs the workload and returns the report.
+/// The first panic message of a task that panicked.
+fn panic_message(e: tokio::task::JoinError) -> String {
+    if e.is_panic() {
+        let p = e.into_panic();
+        if let Some(s) = p.downcast_ref::<&str>() {
+            return (*s).to_string();
+        }
+        if let Some(s) = p.downcast_ref::<String>() {
+            return s.clone();
+        }
+        "a panic".into()
+    } else {
+        "cancelled".into()
+    }
+}
+
+/// What one client task did.
+struct TaskOutcome {
+    ops: u64,
+    cleanup: FlushOutcome,
+    insert_failed: bool,
+}
+
+/// Runs the workload and returns the report. A client task that panics fails the whole run
+/// ([`Error::Worker`]): no report that looks like success.
 pub async fn run<D: Db>(
     cfg: &RunConfig,
     workload: Arc<CoreWorkload>,
     db: D,
     measurements: Arc<Measurements>,
-) -> RunResult {
+) -> Result<RunResult, Error> {
     let mut threads = cfg.threads.max(1);
     if cfg.opcount > 0 && threads as u64 > cfg.opcount {
         threads = cfg.opcount as usize;
@@ -149,9 +181,10 @@ pub async fn run<D: Db>(
         0
     };
     let jitter = cfg.target > 0.0 && cfg.target / threads as f64 / 1000.0 <= 1.0;
+    let spin_ahead = pacer::spin_ahead_for(cfg.target);
 
-    let start = Instant::now();
-    let warmup_end = cfg.warmup.map(|w| start + w);
+    let start = cfg.started;
+    let warmup_end = cfg.warmup.map(|w| Instant::now() + w);
     if let Some(w) = warmup_end {
         measurements.set_warmup_until(w);
     }
@@ -180,9 +213,10 @@ pub async fn run<D: Db>(
         let done = done.clone();
         let notify = done_notify.clone();
         tokio::spawn(async move {
-            let mut interval_start = start;
+            let status_start = Instant::now();
+            let mut interval_start = status_start;
             let mut last = 0u64;
-            let mut deadline = start + interval;
+            let mut deadline = status_start + interval;
             // One status line, then the interval restarts.
             let print_status = |last: &mut u64, interval_start: &mut Instant| {
                 let now = Instant::now();
@@ -194,7 +228,7 @@ pub async fn run<D: Db>(
                 };
                 let line = status_line(
                     &label,
-                    start,
+                    status_start,
                     *interval_start,
                     now,
                     t,
@@ -232,27 +266,28 @@ pub async fn run<D: Db>(
             task_ops += 1;
         }
         let w = workload.clone();
-        let db = db.clone();
+        let db = db.for_thread();
         let total = total_ops.clone();
         let measured = measured_ops.clone();
         let m = measurements.clone();
         let transactions = cfg.transactions;
-        let seed = cfg.seed.map(|s| s + id as u64);
+        let seed = cfg.seed;
         handles.push(tokio::spawn(async move {
-            let mut st = w.init_task(seed);
+            let mut st = w.init_task(seed, id as u64);
             if jitter && tick_ns > 0 {
                 let delay = rand::rng().random_range(0..tick_ns);
-                tokio::time::sleep(Duration::from_nanos(delay)).await;
+                pacer::sleep_until(Instant::now() + Duration::from_nanos(delay), spin_ahead).await;
             }
             let task_start = Instant::now();
             let mut done_ops = 0u64;
+            let mut insert_failed = false;
             while (task_ops == 0 || done_ops < task_ops) && !w.is_stop_requested() {
                 let ok = if transactions {
                     w.do_transaction(&db, &mut st).await
                 } else {
-                    // A failed insert is counted as an error; unlike YCSB the task goes on.
-                    w.do_insert(&db, &mut st).await;
-                    true
+                    let ok = w.do_insert(&db, &mut st).await;
+                    insert_failed = !ok;
+                    ok
                 };
                 if !ok {
                     break;
@@ -264,23 +299,44 @@ pub async fn run<D: Db>(
                 }
                 if tick_ns > 0 {
                     let deadline = task_start + Duration::from_nanos(done_ops * tick_ns);
-                    tokio::time::sleep_until(deadline.into()).await;
+                    pacer::sleep_until(deadline, spin_ahead).await;
                     st.intended_start = Some(deadline);
                 }
             }
             st.intended_start = None;
-            w.db_cleanup(&db).await;
+            let cleanup = w.db_cleanup(&db).await;
+            TaskOutcome {
+                ops: done_ops,
+                cleanup,
+                insert_failed,
+            }
         }));
     }
     let mut warnings = Vec::new();
+    let mut panics = Vec::new();
+    let mut failed_inserts = 0u64;
+    let mut failed_updates = 0u64;
+    let mut stopped_threads = 0usize;
     for h in handles {
-        if let Err(e) = h.await {
-            warnings.push(format!("a client task failed: {e}"));
+        match h.await {
+            Ok(t) => {
+                let _ = t.ops;
+                failed_inserts += t.cleanup.failed_inserts;
+                failed_updates += t.cleanup.failed_updates;
+                if let Some(e) = t.cleanup.error {
+                    warnings.push(format!("a thread's final flush failed: {e}"));
+                }
+                if t.insert_failed {
+                    stopped_threads += 1;
+                }
+            }
+            Err(e) => panics.push(panic_message(e)),
         }
     }
 
-    // The final flush of buffered writes: its own [FLUSH] block, inside RunTime.
-    if db.buffered() {
+    // The shared-buffer accounting: the final flush of the one buffer, in its own [FLUSH]
+    // block, inside RunTime.
+    if db.shared_buffer() {
         let t0 = Instant::now();
         let outcome = db.flush().await;
         let us = t0.elapsed().as_micros() as i64;
@@ -288,26 +344,28 @@ pub async fn run<D: Db>(
         measurements.measure_intended("FLUSH", us);
         let failed = outcome.failed_inserts + outcome.failed_updates;
         let status = if failed > 0 || outcome.error.is_some() {
-            "ERROR"
+            Status::Error
         } else {
-            "OK"
+            Status::Ok
         };
         measurements.report_status("FLUSH", status);
-        if outcome.failed_inserts > 0 {
-            measurements.reclassify("INSERT", "OK", "ERROR", outcome.failed_inserts as i64);
-        }
-        if outcome.failed_updates > 0 {
-            measurements.reclassify("UPDATE", "OK", "ERROR", outcome.failed_updates as i64);
-        }
-        if failed > 0 {
-            warnings.push(format!(
-                "{failed} buffered writes failed ({} inserts, {} updates); they are counted as Return=ERROR",
-                outcome.failed_inserts, outcome.failed_updates
-            ));
-        }
+        failed_inserts += outcome.failed_inserts;
+        failed_updates += outcome.failed_updates;
         if let Some(e) = outcome.error {
             warnings.push(format!("the final flush failed: {e}"));
         }
+    }
+    if failed_inserts > 0 {
+        measurements.reclassify("INSERT", Status::Ok, Status::Error, failed_inserts as i64);
+    }
+    if failed_updates > 0 {
+        measurements.reclassify("UPDATE", Status::Ok, Status::Error, failed_updates as i64);
+    }
+    if failed_inserts + failed_updates > 0 {
+        warnings.push(format!(
+            "{} buffered writes failed ({failed_inserts} inserts, {failed_updates} updates); they are counted as Return=ERROR",
+            failed_inserts + failed_updates
+        ));
     }
     let end = Instant::now();
     done.store(true, Ordering::SeqCst);
@@ -317,6 +375,13 @@ pub async fn run<D: Db>(
     }
     if let Some(t) = terminator {
         t.abort();
+    }
+    if !panics.is_empty() {
+        return Err(Error::Worker(format!(
+            "{} of {threads} client threads panicked ({}); the run is void",
+            panics.len(),
+            panics[0]
+        )));
     }
 
     let measure_start = match warmup_end {
@@ -329,28 +394,34 @@ pub async fn run<D: Db>(
     } else {
         total_ops.load(Ordering::SeqCst)
     };
-    let mut lines = overall_lines(runtime_ms, ops);
-    lines.extend(measurements.export());
-    RunResult {
+    let lines = report_lines(runtime_ms, ops, &measurements)?;
+    let incomplete = (stopped_threads > 0).then(|| {
+        format!(
+            "{stopped_threads} of {threads} threads stopped after an insert failed for good (core_workload_insertion_retry_limit); the load is incomplete"
+        )
+    });
+    Ok(RunResult {
         runtime_ms,
         ops,
         lines,
         warnings,
-    }
+        incomplete,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::{FlushOutcome, MemoryDb, Record, Status};
+    use crate::db::{MemoryDb, Record, Values};
     use crate::measurements::{render_text, IntervalMode};
     use crate::props::Properties;
 
-    /// Buffers nothing, but reports 3 failed buffered updates at the final flush.
+    /// Buffers nothing, but each thread's cleanup reports 3 failed buffered updates, timed as
+    /// the HBase binding times its close (UPDATE).
     #[derive(Clone, Default)]
-    struct FailingFlush(MemoryDb);
+    struct FailingClose(MemoryDb);
 
-    impl Db for FailingFlush {
+    impl Db for FailingClose {
         async fn read(&self, t: &str, k: &str, f: Option<&[String]>, o: &mut Record) -> Status {
             self.0.read(t, k, f, o).await
         }
@@ -364,53 +435,140 @@ mod tests {
         ) -> Status {
             self.0.scan(t, k, n, f, o).await
         }
-        async fn update(&self, t: &str, k: &str, v: Record) -> Status {
+        async fn update(&self, t: &str, k: &str, v: Values) -> Status {
             self.0.update(t, k, v).await
         }
-        async fn insert(&self, t: &str, k: &str, v: Record) -> Status {
+        async fn insert(&self, t: &str, k: &str, v: Values) -> Status {
             self.0.insert(t, k, v).await
         }
         async fn delete(&self, t: &str, k: &str) -> Status {
             self.0.delete(t, k).await
         }
-        async fn flush(&self) -> FlushOutcome {
+        async fn cleanup(&self) -> FlushOutcome {
             FlushOutcome {
                 failed_updates: 3,
                 ..Default::default()
             }
         }
-        fn buffered(&self) -> bool {
-            true
+        fn cleanup_measurement(&self) -> Option<&'static str> {
+            Some("UPDATE")
         }
     }
 
-    #[tokio::test]
-    async fn failed_buffered_writes_become_errors() {
-        let mut p = Properties::new();
-        p.set("recordcount", "10");
-        p.set("readproportion", "0");
-        p.set("updateproportion", "1");
-        let m = Arc::new(Measurements::new(IntervalMode::Op, vec![95.0], false));
-        let w = Arc::new(CoreWorkload::new(&p, m.clone()).unwrap());
-        let cfg = RunConfig {
-            transactions: true,
-            threads: 2,
+    fn config(threads: usize, opcount: u64, transactions: bool) -> RunConfig {
+        RunConfig {
+            transactions,
+            threads,
             target: 0.0,
-            opcount: 20,
+            opcount,
             status: false,
             status_interval: Duration::from_secs(10),
             label: String::new(),
             max_execution_time: None,
             warmup: None,
             seed: Some(1),
-        };
-        let r = run(&cfg, w, FailingFlush::default(), m).await;
+            started: Instant::now(),
+        }
+    }
+
+    fn workload(pairs: &[(&str, &str)], m: &Arc<Measurements>) -> Arc<CoreWorkload> {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(*k, *v);
+        }
+        Arc::new(CoreWorkload::new(&p, m.clone()).unwrap())
+    }
+
+    fn count(text: &str, line: &str) -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(line))
+            .unwrap_or_else(|| panic!("no {line} in\n{text}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn cleanup_is_an_update_sample_and_failed_writes_become_errors() {
+        let m = Arc::new(Measurements::new(IntervalMode::Op, vec![95.0], false));
+        let w = workload(
+            &[
+                ("recordcount", "10"),
+                ("readproportion", "0"),
+                ("updateproportion", "1"),
+            ],
+            &m,
+        );
+        let r = run(&config(2, 20, true), w, FailingClose::default(), m)
+            .await
+            .unwrap();
         let text = render_text(&r.lines);
-        assert!(text.contains("[UPDATE], Return=OK, 17\n"), "{text}");
-        assert!(text.contains("[UPDATE], Return=ERROR, 3\n"), "{text}");
-        assert!(text.contains("[FLUSH], Return=ERROR, 1\n"), "{text}");
+        // 20 updates and one close per thread, as YCSB's HBase binding records them.
+        assert_eq!(count(&text, "[UPDATE], Operations, "), 22, "{text}");
+        assert_eq!(count(&text, "[UPDATE], Return=OK, "), 14, "{text}");
+        assert_eq!(count(&text, "[UPDATE], Return=ERROR, "), 6, "{text}");
+        assert_eq!(count(&text, "[CLEANUP], Operations, "), 2, "{text}");
+        assert!(!text.contains("[FLUSH]"), "{text}");
         assert_eq!(r.ops, 20);
         assert_eq!(r.warnings.len(), 1);
+        assert!(text.contains("[TOTAL_GCs], Count, 0\n"), "{text}");
+    }
+
+    /// Every operation panics.
+    #[derive(Clone, Default)]
+    struct Panics;
+
+    impl Db for Panics {
+        async fn read(&self, _: &str, _: &str, _: Option<&[String]>, _: &mut Record) -> Status {
+            panic!("read exploded")
+        }
+        async fn scan(
+            &self,
+            _: &str,
+            _: &str,
+            _: usize,
+            _: Option<&[String]>,
+            _: &mut Vec<Record>,
+        ) -> Status {
+            panic!("scan exploded")
+        }
+        async fn update(&self, _: &str, _: &str, _: Values) -> Status {
+            panic!("update exploded")
+        }
+        async fn insert(&self, _: &str, _: &str, _: Values) -> Status {
+            Status::Error
+        }
+        async fn delete(&self, _: &str, _: &str) -> Status {
+            Status::Ok
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_thread_voids_the_run() {
+        let m = Arc::new(Measurements::new(IntervalMode::Op, vec![95.0], false));
+        let w = workload(&[("recordcount", "10")], &m);
+        let err = run(&config(3, 30, true), w, Panics, m).await.unwrap_err();
+        assert!(matches!(err, Error::Worker(_)), "{err}");
+        assert!(err.to_string().contains("exploded"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_failed_load_insert_stops_its_thread_after_the_retry_limit() {
+        let m = Arc::new(Measurements::new(IntervalMode::Op, vec![95.0], false));
+        let w = workload(
+            &[
+                ("recordcount", "100"),
+                ("core_workload_insertion_retry_limit", "2"),
+                ("core_workload_insertion_retry_interval", "0"),
+            ],
+            &m,
+        );
+        let r = run(&config(4, 100, false), w, Panics, m).await.unwrap();
+        let text = render_text(&r.lines);
+        // Each of the 4 threads tried its first insert 1 + 2 times, then stopped.
+        assert_eq!(count(&text, "[INSERT], Return=ERROR, "), 12, "{text}");
+        assert_eq!(count(&text, "[INSERT-FAILED], Operations, "), 12, "{text}");
+        assert_eq!(r.ops, 0);
+        assert!(r.incomplete.unwrap().contains("4 of 4 threads stopped"));
     }
 
     #[test]
@@ -421,27 +579,5 @@ mod tests {
         assert_eq!(remaining(61), "1 minute ");
         assert_eq!(remaining(3 * 3600 + 120), "3 hours 2 minutes ");
         assert_eq!(remaining(86_400 * 2 + 3600), "2 days 1 hour ");
-    }
-
-    #[test]
-    fn status_line_format() {
-        let start = Instant::now();
-        let later = start + Duration::from_millis(10_000);
-        let s = status_line(
-            "lbl",
-            start,
-            start,
-            later,
-            5000,
-            0,
-            5000,
-            "[READ: Count=1] ",
-        );
-        let (_, rest) = s.split_at(3 + 23);
-        assert_eq!(
-            rest,
-            " 10 sec: 5000 operations; 500 current ops/sec; est completion in 10 seconds [READ: Count=1] "
-        );
-        assert!(s.starts_with("lbl20"));
     }
 }

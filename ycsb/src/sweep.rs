@@ -146,7 +146,11 @@ fn short(workload: &str) -> String {
 
 /// Runs the sweep described by `args` (the whole command line, starting with `sweep`), with
 /// the properties `p` of its command line (for the table name, binding and connection).
-pub async fn sweep(args: &[String], p: &Properties) -> Result<Outcome, Error> {
+pub async fn sweep(
+    args: &[String],
+    p: &Properties,
+    conf_dirs: &[String],
+) -> Result<Outcome, Error> {
     let s = split_args(args)?;
     let out = PathBuf::from(
         s.out
@@ -183,7 +187,7 @@ pub async fn sweep(args: &[String], p: &Properties) -> Result<Outcome, Error> {
     let client = if memory {
         None
     } else {
-        Some(crate::hbase::connect(p).await?)
+        Some(crate::hbase::connect(p, conf_dirs).await?)
     };
     let snapshot = format!("{}_sweep_{}", short(&table), std::process::id());
     if let Some(c) = &client {
@@ -297,7 +301,7 @@ pub async fn sweep(args: &[String], p: &Properties) -> Result<Outcome, Error> {
     ));
     Ok(Outcome {
         stdout: log,
-        result: None,
+        ..Outcome::default()
     })
 }
 
@@ -316,7 +320,7 @@ pub fn plot(dirs: &[String], out: &str) -> Result<Outcome, Error> {
         .map_err(|e| Error::Io(format!("cannot write {out}: {e}")))?;
     Ok(Outcome {
         stdout: format!("wrote {out}\n"),
-        result: None,
+        ..Outcome::default()
     })
 }
 

@@ -78,6 +78,49 @@ pub fn decimal_2(d: f64) -> String {
     s
 }
 
+/// Java's `String.format("%.2f", d)`: the shortest decimal digits of `d` (as `Double.toString`
+/// finds them), rounded half up to two places.
+pub fn java_format_2f(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let neg = d.is_sign_negative() && d != 0.0;
+    let digits = format!("{}", d.abs()); // shortest round-trip, never in exponent form
+    let (int_part, frac) = digits.split_once('.').unwrap_or((&digits, ""));
+    let mut frac: Vec<u8> = frac.bytes().collect();
+    let round_up = frac.get(2).is_some_and(|&c| c >= b'5');
+    frac.resize(2, b'0');
+    let mut all: Vec<u8> = int_part.bytes().chain(frac).collect();
+    if round_up {
+        let mut i = all.len();
+        loop {
+            if i == 0 {
+                all.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if all[i] == b'9' {
+                all[i] = b'0';
+            } else {
+                all[i] += 1;
+                break;
+            }
+        }
+    }
+    let (ip, fp) = all.split_at(all.len() - 2);
+    let mut s = String::new();
+    if neg {
+        s.push('-');
+    }
+    s.push_str(std::str::from_utf8(ip).expect("digits"));
+    s.push('.');
+    s.push_str(std::str::from_utf8(fp).expect("digits"));
+    s
+}
+
 /// The wall-clock time as YCSB's status line prints it, `yyyy-MM-dd HH:mm:ss:SSS` (UTC).
 pub fn status_timestamp(now: SystemTime) -> String {
     let d = now.duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -155,6 +198,15 @@ mod tests {
         assert_eq!(decimal_2(2.345678), "2.35");
         assert_eq!(decimal_2(0.004), "0");
         assert_eq!(decimal_2(100.10), "100.1");
+    }
+
+    #[test]
+    fn format_2f_like_java() {
+        assert_eq!(java_format_2f(1.005), "1.01");
+        assert_eq!(java_format_2f(0.125), "0.13");
+        assert_eq!(java_format_2f(2.0), "2.00");
+        assert_eq!(java_format_2f(99.995), "100.00");
+        assert_eq!(java_format_2f(1234.5678), "1234.57");
     }
 
     #[test]

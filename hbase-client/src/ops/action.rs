@@ -31,9 +31,9 @@ impl Mutation {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
-            Mutation::Put(p) => p.validate(),
+            Mutation::Put(p) => p.validate(max_kv),
             Mutation::Delete(d) => d.validate(),
         }
     }
@@ -81,10 +81,10 @@ impl Action {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
             Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),
-            Action::Put(p) => p.validate(),
+            Action::Put(p) => p.validate(max_kv),
             Action::Delete(d) => d.validate(),
         }
     }

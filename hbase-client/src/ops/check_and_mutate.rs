@@ -75,10 +75,13 @@ impl CheckAndMutate {
         self
     }
 
-    pub(crate) fn to_proto(&self) -> Result<(hbase_proto::MutationProto, hbase_proto::Condition)> {
+    pub(crate) fn to_proto(
+        &self,
+        max_kv: usize,
+    ) -> Result<(hbase_proto::MutationProto, hbase_proto::Condition)> {
         let mutation = match &self.action {
             Some(m) => {
-                m.validate()?;
+                m.validate(max_kv)?;
                 if m.row() != &self.row {
                     return Err(Error::InvalidInput(
                         "check-and-mutate: the mutation must be on the checked row".into(),

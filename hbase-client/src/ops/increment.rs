@@ -35,12 +35,18 @@ impl Increment {
         self
     }
 
-    pub(crate) fn to_proto(&self) -> Result<hbase_proto::MutationProto> {
+    pub(crate) fn to_proto(&self, max_kv: usize) -> Result<hbase_proto::MutationProto> {
         let columns = self
             .columns
             .iter()
             .map(|(f, q, amount)| (f, q, Bytes::copy_from_slice(&amount.to_be_bytes())));
-        column_mutation(&self.row, MutationType::Increment, "increment", columns)
+        column_mutation(
+            &self.row,
+            MutationType::Increment,
+            "increment",
+            columns,
+            max_kv,
+        )
     }
 }
 
@@ -72,9 +78,9 @@ impl Append {
         self
     }
 
-    pub(crate) fn to_proto(&self) -> Result<hbase_proto::MutationProto> {
+    pub(crate) fn to_proto(&self, max_kv: usize) -> Result<hbase_proto::MutationProto> {
         let columns = self.columns.iter().map(|(f, q, v)| (f, q, v.clone()));
-        column_mutation(&self.row, MutationType::Append, "append", columns)
+        column_mutation(&self.row, MutationType::Append, "append", columns, max_kv)
     }
 }
 
@@ -84,11 +90,12 @@ fn column_mutation<'a>(
     kind: MutationType,
     what: &str,
     columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, Bytes)>,
+    max_kv: usize,
 ) -> Result<hbase_proto::MutationProto> {
     let mut cvs = Vec::new();
     for (family, qualifier, value) in columns {
         check_cell_limits(row, family)?;
-        crate::rpc::cellblock::check_cell_size(row, family, qualifier, &value)?;
+        crate::rpc::cellblock::check_cell_size(row, family, qualifier, &value, max_kv)?;
         let qv = QualifierValue {
             qualifier: Some(qualifier.clone()),
             value: Some(value),

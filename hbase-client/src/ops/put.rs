@@ -113,7 +113,7 @@ impl Put {
         self.cells.is_empty()
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         if self.cells.is_empty() {
             return Err(crate::Error::InvalidInput(
                 "a put needs at least one cell".into(),
@@ -121,7 +121,7 @@ impl Put {
         }
         for (family, qualifier, _, value) in &self.cells {
             check_cell_limits(&self.row, family)?;
-            check_cell_size(&self.row, family, qualifier, value)?;
+            check_cell_size(&self.row, family, qualifier, value, max_kv)?;
         }
         Ok(())
     }

@@ -12,8 +12,8 @@ pub struct Scan {
     pub(crate) include_stop_row: bool,
     pub(crate) reversed: bool,
     pub(crate) limit: Option<u64>,
-    pub(crate) caching: u32,
-    pub(crate) max_result_size: u64,
+    pub(crate) caching: Option<u32>,
+    pub(crate) max_result_size: Option<u64>,
     columns: super::columns::Columns,
     filter: Option<Filter>,
     max_versions: Option<u32>,
@@ -36,8 +36,8 @@ impl Scan {
             include_stop_row: false,
             reversed: false,
             limit: None,
-            caching: 1000,
-            max_result_size: 2 * 1024 * 1024,
+            caching: None,
+            max_result_size: None,
             columns: Default::default(),
             filter: None,
             max_versions: None,
@@ -76,16 +76,24 @@ impl Scan {
         self
     }
 
-    /// Rows fetched per RPC (default 1000, also bounded by the max result size).
+    /// Rows fetched per RPC (default: the client's `scanner_caching`, 1000 unless
+    /// `hbase.client.scanner.caching` says otherwise; also bounded by the max result size).
     pub fn caching(mut self, rows: u32) -> Scan {
-        self.caching = rows.max(1);
+        self.caching = Some(rows.max(1));
         self
     }
 
-    /// Bytes per RPC response (default 2 MiB). Rows larger than this arrive in parts, which
-    /// the client stitches back together.
+    /// Bytes per RPC response (default: the client's `scanner_max_result_size`, 2 MiB). Rows
+    /// larger than this arrive in parts, which the client stitches back together.
     pub fn max_result_size(mut self, bytes: u64) -> Scan {
-        self.max_result_size = bytes.max(1);
+        self.max_result_size = Some(bytes.max(1));
+        self
+    }
+
+    /// Fills in the caching and result size the scan left to the client's configuration.
+    pub(crate) fn with_defaults(mut self, caching: u32, max_result_size: u64) -> Scan {
+        self.caching.get_or_insert(caching);
+        self.max_result_size.get_or_insert(max_result_size);
         self
     }
 
@@ -140,9 +148,15 @@ impl Scan {
             }),
             max_versions: self.max_versions,
             cache_blocks: Some(self.cache_blocks),
-            max_result_size: Some(self.max_result_size),
+            max_result_size: Some(
+                self.max_result_size
+                    .unwrap_or(crate::config::DEFAULT_SCANNER_MAX_RESULT_SIZE),
+            ),
             reversed: Some(self.reversed),
-            caching: Some(self.caching),
+            caching: Some(
+                self.caching
+                    .unwrap_or(crate::config::DEFAULT_SCANNER_CACHING),
+            ),
             allow_partial_results: Some(false),
             ..Default::default()
         }

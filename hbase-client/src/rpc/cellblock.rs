@@ -64,12 +64,19 @@ pub fn check_row(row: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Checks a cell's size against [`MAX_KEYVALUE_SIZE`], as HBase's "KeyValue size too large".
-pub fn check_cell_size(row: &[u8], family: &[u8], qualifier: &[u8], value: &[u8]) -> Result<()> {
+/// Checks a cell's size against `max` (the client's `keyvalue_max_size`, by default
+/// [`MAX_KEYVALUE_SIZE`]), as HBase's "KeyValue size too large".
+pub fn check_cell_size(
+    row: &[u8],
+    family: &[u8],
+    qualifier: &[u8],
+    value: &[u8],
+    max: usize,
+) -> Result<()> {
     let size = encoded_len(row, family, qualifier, value) - 4;
-    if size > MAX_KEYVALUE_SIZE {
+    if size > max {
         return Err(Error::InvalidInput(format!(
-            "KeyValue size too large: {size} bytes; HBase allows at most {MAX_KEYVALUE_SIZE}"
+            "KeyValue size too large: {size} bytes; HBase allows at most {max}"
         )));
     }
     Ok(())

@@ -24,7 +24,7 @@ use hbase_client::{Action, ActionResult, Get};
 use hbase_it::processes::{wait_for, ProcessCluster, Role};
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
-use ycsb::db::{Db, FlushOutcome, Record, Status};
+use ycsb::db::{Db, FlushOutcome, Record, Status, Values};
 use ycsb::measurements::{Exporter, IntervalMode, Measurements};
 use ycsb::runner::{run, RunConfig};
 use ycsb::workload::CoreWorkload;
@@ -108,10 +108,11 @@ struct Recording<D> {
 }
 
 impl<D: Db> Recording<D> {
-    async fn write(&self, key: &str, values: Record, insert: bool) -> Status {
+    async fn write(&self, key: &str, values: Values, insert: bool) -> Status {
+        // A value's bytes are a function of it (its seed), so the binding writes these.
         let noted: Vec<(u8, u64)> = values
             .iter()
-            .map(|(f, v)| (field_no(f), value_hash(v)))
+            .map(|(f, v)| (field_no(f), value_hash(&v.to_bytes())))
             .collect();
         let start = self.base.elapsed().as_nanos() as u64;
         let status = if insert {
@@ -149,17 +150,33 @@ impl<D: Db> Db for Recording<D> {
     ) -> Status {
         self.inner.scan(t, start, n, f, out).await
     }
-    async fn update(&self, _t: &str, key: &str, values: Record) -> Status {
+    async fn update(&self, _t: &str, key: &str, values: Values) -> Status {
         self.write(key, values, false).await
     }
-    async fn insert(&self, _t: &str, key: &str, values: Record) -> Status {
+    async fn insert(&self, _t: &str, key: &str, values: Values) -> Status {
         self.write(key, values, true).await
     }
     async fn delete(&self, t: &str, key: &str) -> Status {
         self.inner.delete(t, key).await
     }
+    fn for_thread(&self) -> Self {
+        Recording {
+            inner: self.inner.for_thread(),
+            base: self.base,
+            writes: self.writes.clone(),
+        }
+    }
+    async fn cleanup(&self) -> FlushOutcome {
+        self.inner.cleanup().await
+    }
+    fn cleanup_measurement(&self) -> Option<&'static str> {
+        self.inner.cleanup_measurement()
+    }
     async fn flush(&self) -> FlushOutcome {
         self.inner.flush().await
+    }
+    fn shared_buffer(&self) -> bool {
+        self.inner.shared_buffer()
     }
 }
 
@@ -446,7 +463,7 @@ async fn soak(args: Args) -> i32 {
         ycsb::cli::build_properties(&["workloada".to_string()], &props).expect("properties")
     };
     let p = cli(&[]);
-    let client = ycsb::hbase::connect(&p).await.expect("connect");
+    let client = ycsb::hbase::connect(&p, &[]).await.expect("connect");
     ycsb::hbase::create_table(&client, &p, args.regions)
         .await
         .expect("create usertable");
@@ -488,6 +505,7 @@ async fn soak(args: Args) -> i32 {
             max_execution_time: transactions.then(|| Duration::from_secs(args.minutes * 60)),
             warmup: None,
             seed: None,
+            started: Instant::now(),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let memory_task = tokio::spawn(sample_memory(cluster.clone(), stop.clone()));
@@ -500,7 +518,9 @@ async fn soak(args: Args) -> i32 {
                 Instant::now() + Duration::from_secs(args.minutes * 60),
             ))
         });
-        let result = run(&cfg, workload, db, measurements).await;
+        let result = run(&cfg, workload, db, measurements)
+            .await
+            .expect("the workload ran");
         stop.store(true, SeqCst);
         let crashes = match chaos_task {
             Some(t) => t.await.expect("chaos task"),

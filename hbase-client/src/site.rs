@@ -1,0 +1,557 @@
+//! `hbase-site.xml`: the client configuration HBase users already have.
+//!
+//! [`HbaseSite`] holds Hadoop-style properties (parsed from the XML, or set one by one) and
+//! turns the client properties among them into a [`ClientConfigBuilder`]. Unknown properties
+//! are ignored, as Hadoop's `Configuration` keeps but never reads them; a bad value of a known
+//! one is an [`Error::InvalidInput`] naming the property.
+//!
+//! | property | becomes |
+//! |---|---|
+//! | `hbase.zookeeper.quorum` | the quorum; hosts without a port get `clientPort`; a trailing `/chroot` is kept |
+//! | `hbase.zookeeper.property.clientPort` | the port of hosts without one (default 2181) |
+//! | `zookeeper.znode.parent` | [`ClientConfigBuilder::znode_parent`] (default `/hbase`) |
+//! | `hbase.rpc.timeout` (ms) | [`ClientConfigBuilder::rpc_timeout`] |
+//! | `hbase.client.operation.timeout` (ms) | [`ClientConfigBuilder::operation_timeout`] |
+//! | `hbase.client.retries.number` | [`ClientConfigBuilder::retries`] |
+//! | `hbase.client.pause` (ms) | [`ClientConfigBuilder::pause`] |
+//! | `hbase.client.write.buffer` (bytes) | [`ClientConfigBuilder::write_buffer_size`] |
+//! | `hbase.client.scanner.caching` | [`ClientConfigBuilder::scanner_caching`] |
+//! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
+//! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
+//! | `hbase.client.rpc.compressor` | [`ClientConfigBuilder::cellblock_compression`] (`SnappyCodec`) |
+//! | `hbase.client.registry.impl` | ZooKeeper registry only, for now: the RPC registry is an error |
+//! | `hbase.client.bootstrap.servers`, `hbase.masters` | [`ClientConfigBuilder::bootstrap_servers`] |
+//!
+//! Values may refer to other properties (`${name}`) or the environment (`${env.NAME}`), as in
+//! Hadoop; a `<final>` flag is accepted and has no effect here.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::config::{ClientConfig, ClientConfigBuilder};
+use crate::error::{Error, Result};
+use crate::rpc::CellBlockCompression;
+
+/// The properties this client reads; every other property is ignored.
+pub const HONOURED_PROPERTIES: [&str; 15] = [
+    "hbase.zookeeper.quorum",
+    "hbase.zookeeper.property.clientPort",
+    "zookeeper.znode.parent",
+    "hbase.rpc.timeout",
+    "hbase.client.operation.timeout",
+    "hbase.client.retries.number",
+    "hbase.client.pause",
+    "hbase.client.write.buffer",
+    "hbase.client.scanner.caching",
+    "hbase.client.scanner.max.result.size",
+    "hbase.client.keyvalue.maxsize",
+    "hbase.client.rpc.compressor",
+    "hbase.client.registry.impl",
+    "hbase.client.bootstrap.servers",
+    "hbase.masters",
+];
+
+/// The ZooKeeper registry classes `hbase.client.registry.impl` may name.
+const ZK_REGISTRIES: [&str; 2] = [
+    "org.apache.hadoop.hbase.client.ZKConnectionRegistry",
+    "org.apache.hadoop.hbase.client.ZooKeeperConnectionRegistry",
+];
+
+/// Hadoop-style configuration properties, as read from `hbase-site.xml`. Later values of a
+/// name replace earlier ones.
+#[derive(Debug, Clone, Default)]
+pub struct HbaseSite {
+    properties: Vec<(String, String)>,
+}
+
+fn invalid(msg: String) -> Error {
+    Error::InvalidInput(msg)
+}
+
+impl HbaseSite {
+    /// Reads `dir_or_file`: a configuration directory (its `hbase-site.xml`) or the file.
+    pub fn load(dir_or_file: impl AsRef<Path>) -> Result<HbaseSite> {
+        let path = dir_or_file.as_ref();
+        let file = if path.is_dir() {
+            path.join("hbase-site.xml")
+        } else {
+            path.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| invalid(format!("cannot read {}: {e}", file.display())))?;
+        HbaseSite::parse(&text).map_err(|e| match e {
+            Error::InvalidInput(m) => invalid(format!("{}: {m}", file.display())),
+            other => other,
+        })
+    }
+
+    /// The `hbase-site.xml` of `$HBASE_CONF_DIR`, when that is set (and holds one).
+    pub fn from_env() -> Result<Option<HbaseSite>> {
+        match std::env::var_os("HBASE_CONF_DIR") {
+            Some(dir) if Path::new(&dir).join("hbase-site.xml").is_file() => {
+                HbaseSite::load(Path::new(&dir)).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Parses the text of an `hbase-site.xml` (`<configuration><property><name>…</name>
+    /// <value>…</value></property>…`).
+    pub fn parse(xml: &str) -> Result<HbaseSite> {
+        let doc = roxmltree::Document::parse(xml)
+            .map_err(|e| invalid(format!("not a Hadoop configuration file: {e}")))?;
+        let root = doc.root_element();
+        if root.tag_name().name() != "configuration" {
+            return Err(invalid(format!(
+                "not a Hadoop configuration file: the root element is <{}>, not <configuration>",
+                root.tag_name().name()
+            )));
+        }
+        let mut site = HbaseSite::default();
+        for prop in root.children().filter(|n| n.has_tag_name("property")) {
+            let text = |tag: &str| {
+                prop.children()
+                    .find(|n| n.has_tag_name(tag))
+                    .map(|n| n.text().unwrap_or("").trim().to_string())
+            };
+            let Some(name) = text("name").filter(|n| !n.is_empty()) else {
+                continue; // Hadoop skips properties without a name
+            };
+            site.set(name, text("value").unwrap_or_default());
+        }
+        Ok(site)
+    }
+
+    /// Sets `name` to `value`, replacing any earlier value.
+    pub fn set(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        let name = name.into();
+        let value = value.into();
+        match self.properties.iter_mut().find(|(n, _)| *n == name) {
+            Some(e) => e.1 = value,
+            None => self.properties.push((name, value)),
+        }
+    }
+
+    /// The raw value of `name`.
+    pub fn raw(&self, name: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of `name` with `${name}` and `${env.NAME}` references expanded (unknown
+    /// references are left as they are, as Hadoop leaves them).
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.raw(name).map(|v| self.expand(v, 0))
+    }
+
+    fn expand(&self, value: &str, depth: usize) -> String {
+        if depth > 20 || !value.contains("${") {
+            return value.to_string();
+        }
+        let mut out = String::new();
+        let mut rest = value;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else {
+                out.push_str(&rest[start..]);
+                return out;
+            };
+            let var = &after[..end];
+            let resolved = match var.strip_prefix("env.") {
+                Some(env) => std::env::var(env).ok(),
+                None => self.raw(var).map(|v| self.expand(v, depth + 1)),
+            };
+            match resolved {
+                Some(v) => out.push_str(&v),
+                None => out.push_str(&rest[start..start + 3 + end]),
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// True for the properties this client reads.
+    pub fn is_honoured(name: &str) -> bool {
+        HONOURED_PROPERTIES.contains(&name)
+    }
+
+    fn number<T: std::str::FromStr>(&self, name: &str, what: &str) -> Result<Option<T>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) if v.trim().is_empty() => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse::<T>()
+                .map(Some)
+                .map_err(|_| invalid(format!("{name}={v:?} is not {what}"))),
+        }
+    }
+
+    fn millis(&self, name: &str, allow_zero: bool) -> Result<Option<Duration>> {
+        let what = if allow_zero {
+            "a number of milliseconds (0 or more)"
+        } else {
+            "a number of milliseconds above 0"
+        };
+        match self.number::<u64>(name, what)? {
+            Some(0) if !allow_zero => Err(invalid(format!("{name}=0 is not {what}"))),
+            other => Ok(other.map(Duration::from_millis)),
+        }
+    }
+
+    /// The ZooKeeper connect string: `host:port,…[/chroot]`.
+    pub fn zk_quorum(&self) -> Result<String> {
+        let port: u16 = match self.number::<u16>(
+            "hbase.zookeeper.property.clientPort",
+            "a port number (1 to 65535)",
+        )? {
+            Some(0) => {
+                return Err(invalid(
+                    "hbase.zookeeper.property.clientPort=0 is not a port number (1 to 65535)"
+                        .into(),
+                ))
+            }
+            Some(p) => p,
+            None => 2181,
+        };
+        let quorum = self
+            .get("hbase.zookeeper.quorum")
+            .unwrap_or_else(|| "127.0.0.1".into());
+        let quorum = quorum.trim();
+        // A chroot applies to the whole connect string: `zk1,zk2:2182/hbase-root`.
+        let (hosts, chroot) = match quorum.find('/') {
+            Some(i) => (&quorum[..i], &quorum[i..]),
+            None => (quorum, ""),
+        };
+        let mut servers = Vec::new();
+        for h in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+            let server = match h.rsplit_once(':') {
+                Some((host, p)) => {
+                    if host.is_empty() || p.parse::<u16>().map_or(true, |p| p == 0) {
+                        return Err(invalid(format!(
+                            "hbase.zookeeper.quorum: {h:?} is not host or host:port"
+                        )));
+                    }
+                    h.to_string()
+                }
+                None => format!("{h}:{port}"),
+            };
+            servers.push(server);
+        }
+        if servers.is_empty() {
+            return Err(invalid(format!(
+                "hbase.zookeeper.quorum={quorum:?} names no ZooKeeper server"
+            )));
+        }
+        if chroot.len() > 1 && chroot.ends_with('/') {
+            return Err(invalid(format!(
+                "hbase.zookeeper.quorum: the chroot {chroot:?} must not end with '/'"
+            )));
+        }
+        Ok(format!("{}{chroot}", servers.join(",")))
+    }
+
+    /// The client configuration of these properties (defaults for those not set).
+    pub fn to_builder(&self) -> Result<ClientConfigBuilder> {
+        let mut b = ClientConfig::builder(self.zk_quorum()?);
+        if let Some(parent) = self.get("zookeeper.znode.parent") {
+            let parent = parent.trim();
+            if !parent.starts_with('/') {
+                return Err(invalid(format!(
+                    "zookeeper.znode.parent={parent:?} must start with '/'"
+                )));
+            }
+            b = b.znode_parent(parent);
+        }
+        if let Some(t) = self.millis("hbase.rpc.timeout", false)? {
+            b = b.rpc_timeout(t);
+        }
+        if let Some(t) = self.millis("hbase.client.operation.timeout", false)? {
+            b = b.operation_timeout(t);
+        }
+        if let Some(n) = self.number::<u32>(
+            "hbase.client.retries.number",
+            "a number of retries (0 or more)",
+        )? {
+            b = b.retries(n);
+        }
+        if let Some(t) = self.millis("hbase.client.pause", true)? {
+            b = b.pause(t);
+        }
+        let positive = "a number above 0";
+        if let Some(n) = self.number::<usize>("hbase.client.write.buffer", positive)? {
+            if n == 0 {
+                return Err(invalid(format!(
+                    "hbase.client.write.buffer=0 is not {positive}"
+                )));
+            }
+            b = b.write_buffer_size(n);
+        }
+        if let Some(n) = self.number::<i64>("hbase.client.scanner.caching", "a number of rows")? {
+            if n < 1 {
+                return Err(invalid(format!(
+                    "hbase.client.scanner.caching={n} is not a number of rows above 0"
+                )));
+            }
+            b = b.scanner_caching(n.min(u32::MAX as i64) as u32);
+        }
+        if let Some(n) = self.number::<i64>("hbase.client.scanner.max.result.size", positive)? {
+            if n < 1 {
+                return Err(invalid(format!(
+                    "hbase.client.scanner.max.result.size={n} is not {positive}"
+                )));
+            }
+            b = b.scanner_max_result_size(n as u64);
+        }
+        if let Some(n) = self.number::<i64>("hbase.client.keyvalue.maxsize", "a number of bytes")? {
+            // HBase: a value of 0 or less turns the client-side check off.
+            b = b.keyvalue_max_size(if n <= 0 { usize::MAX } else { n as usize });
+        }
+        if let Some(codec) = self.get("hbase.client.rpc.compressor") {
+            let codec = codec.trim();
+            let compression = match codec.rsplit('.').next().unwrap_or("") {
+                "" => CellBlockCompression::None,
+                "SnappyCodec" => CellBlockCompression::Snappy,
+                _ => {
+                    return Err(invalid(format!(
+                        "hbase.client.rpc.compressor={codec:?} is not supported (org.apache.hadoop.io.compress.SnappyCodec, or empty for none)"
+                    )))
+                }
+            };
+            b = b.cellblock_compression(compression);
+        }
+        let servers = self
+            .get("hbase.client.bootstrap.servers")
+            .or_else(|| self.get("hbase.masters"));
+        if let Some(list) = servers {
+            let mut parsed = Vec::new();
+            for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let ok = s
+                    .rsplit_once(':')
+                    .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0));
+                let name = if self.raw("hbase.client.bootstrap.servers").is_some() {
+                    "hbase.client.bootstrap.servers"
+                } else {
+                    "hbase.masters"
+                };
+                if !ok {
+                    return Err(invalid(format!("{name}: {s:?} is not host:port")));
+                }
+                parsed.push(s.to_string());
+            }
+            b = b.bootstrap_servers(parsed);
+        }
+        if let Some(registry) = self.get("hbase.client.registry.impl") {
+            let registry = registry.trim();
+            if !registry.is_empty() && !ZK_REGISTRIES.contains(&registry) {
+                return Err(invalid(format!(
+                    "hbase.client.registry.impl={registry}: this client bootstraps through ZooKeeper only; the RPC connection registry (hbase.client.bootstrap.servers) is not implemented yet"
+                )));
+            }
+        }
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(pairs: &[(&str, &str)]) -> HbaseSite {
+        let mut s = HbaseSite::default();
+        for (k, v) in pairs {
+            s.set(*k, *v);
+        }
+        s
+    }
+
+    fn config(pairs: &[(&str, &str)]) -> Result<ClientConfig> {
+        site(pairs).to_builder()?.build()
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> String {
+        match config(pairs) {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("{pairs:?}: expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn quorum_forms() {
+        let q = |pairs: &[(&str, &str)]| site(pairs).zk_quorum().unwrap();
+        assert_eq!(q(&[]), "127.0.0.1:2181");
+        assert_eq!(
+            q(&[("hbase.zookeeper.quorum", "zk1,zk2")]),
+            "zk1:2181,zk2:2181"
+        );
+        assert_eq!(
+            q(&[
+                ("hbase.zookeeper.quorum", "zk1, zk2:2182 ,zk3"),
+                ("hbase.zookeeper.property.clientPort", "2222")
+            ]),
+            "zk1:2222,zk2:2182,zk3:2222"
+        );
+        assert_eq!(
+            q(&[("hbase.zookeeper.quorum", "zk1:2181,zk2:2181/hbase-root")]),
+            "zk1:2181,zk2:2181/hbase-root"
+        );
+        assert_eq!(
+            q(&[("hbase.zookeeper.quorum", "zk1,zk2/chroot/a")]),
+            "zk1:2181,zk2:2181/chroot/a"
+        );
+    }
+
+    #[test]
+    fn parses_the_xml_and_expands_references() {
+        let xml = r#"<?xml version="1.0"?>
+<?xml-stylesheet type="text/xsl" href="configuration.xsl"?>
+<configuration>
+  <!-- a comment -->
+  <property><name>hbase.zookeeper.quorum</name><value>zk1,zk2</value></property>
+  <property>
+    <name>hbase.zookeeper.property.clientPort</name>
+    <value> 2281 </value>
+    <final>true</final>
+    <description>the port</description>
+  </property>
+  <property><name>zookeeper.znode.parent</name><value>/hbase-unsecure</value></property>
+  <property><name>hbase.rpc.timeout</name><value>${my.timeout}</value></property>
+  <property><name>my.timeout</name><value>30000</value></property>
+  <property><name>hbase.client.operation.timeout</name><value>90000</value></property>
+  <property><name>hbase.client.retries.number</name><value>7</value></property>
+  <property><name>hbase.client.pause</name><value>250</value></property>
+  <property><name>hbase.client.write.buffer</name><value>4194304</value></property>
+  <property><name>hbase.client.scanner.caching</name><value>500</value></property>
+  <property><name>hbase.client.scanner.max.result.size</name><value>1048576</value></property>
+  <property><name>hbase.client.keyvalue.maxsize</name><value>-1</value></property>
+  <property><name>hbase.client.rpc.compressor</name><value>org.apache.hadoop.io.compress.SnappyCodec</value></property>
+  <property><name>hbase.masters</name><value>m1:16000,m2:16000</value></property>
+  <property><name>some.unknown.property</name><value>whatever &amp; more</value></property>
+  <property><value>no name: skipped</value></property>
+</configuration>"#;
+        let c = HbaseSite::parse(xml)
+            .unwrap()
+            .to_builder()
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(c.zk_quorum(), "zk1:2281,zk2:2281");
+        assert_eq!(c.znode_parent(), "/hbase-unsecure");
+        assert_eq!(c.rpc_timeout(), Duration::from_secs(30));
+        assert_eq!(c.operation_timeout(), Duration::from_secs(90));
+        assert_eq!(c.retries(), 7);
+        assert_eq!(c.pause(), Duration::from_millis(250));
+        assert_eq!(c.write_buffer_size(), 4 << 20);
+        assert_eq!(c.scanner_caching(), 500);
+        assert_eq!(c.scanner_max_result_size(), 1 << 20);
+        assert_eq!(c.keyvalue_max_size(), usize::MAX);
+        assert_eq!(c.cellblock_compression(), CellBlockCompression::Snappy);
+        assert_eq!(c.bootstrap_servers(), ["m1:16000", "m2:16000"]);
+    }
+
+    #[test]
+    fn bad_values_name_the_property() {
+        for (pairs, says) in [
+            (vec![("hbase.rpc.timeout", "soon")], "hbase.rpc.timeout"),
+            (vec![("hbase.rpc.timeout", "0")], "hbase.rpc.timeout=0"),
+            (
+                vec![("hbase.client.operation.timeout", "-5")],
+                "hbase.client.operation.timeout",
+            ),
+            (
+                vec![("hbase.client.retries.number", "-1")],
+                "hbase.client.retries.number",
+            ),
+            (vec![("hbase.client.pause", "1.5")], "hbase.client.pause"),
+            (
+                vec![("hbase.client.write.buffer", "0")],
+                "hbase.client.write.buffer",
+            ),
+            (
+                vec![("hbase.client.scanner.caching", "0")],
+                "hbase.client.scanner.caching",
+            ),
+            (
+                vec![("hbase.client.scanner.max.result.size", "big")],
+                "hbase.client.scanner.max.result.size",
+            ),
+            (
+                vec![("hbase.client.keyvalue.maxsize", "x")],
+                "hbase.client.keyvalue.maxsize",
+            ),
+            (
+                vec![("hbase.zookeeper.property.clientPort", "70000")],
+                "hbase.zookeeper.property.clientPort",
+            ),
+            (
+                vec![("hbase.zookeeper.quorum", "zk1:port")],
+                "hbase.zookeeper.quorum",
+            ),
+            (
+                vec![("hbase.zookeeper.quorum", " , ")],
+                "hbase.zookeeper.quorum",
+            ),
+            (
+                vec![("zookeeper.znode.parent", "hbase")],
+                "zookeeper.znode.parent",
+            ),
+            (
+                vec![(
+                    "hbase.client.rpc.compressor",
+                    "org.apache.hadoop.io.compress.GzipCodec",
+                )],
+                "hbase.client.rpc.compressor",
+            ),
+            (
+                vec![("hbase.client.bootstrap.servers", "m1")],
+                "hbase.client.bootstrap.servers",
+            ),
+        ] {
+            let m = err(&pairs);
+            assert!(m.contains(says), "{pairs:?}: {m}");
+        }
+    }
+
+    #[test]
+    fn the_rpc_registry_is_a_clear_error() {
+        let m = err(&[(
+            "hbase.client.registry.impl",
+            "org.apache.hadoop.hbase.client.RpcConnectionRegistry",
+        )]);
+        assert!(
+            m.contains("hbase.client.registry.impl") && m.contains("not implemented"),
+            "{m}"
+        );
+        config(&[(
+            "hbase.client.registry.impl",
+            "org.apache.hadoop.hbase.client.ZKConnectionRegistry",
+        )])
+        .unwrap();
+        // Bootstrap servers alone keep the ZooKeeper registry (HBase 2.x's default).
+        config(&[("hbase.client.bootstrap.servers", "rs1:16020")]).unwrap();
+    }
+
+    #[test]
+    fn unknown_properties_and_bad_files() {
+        config(&[
+            ("hbase.cluster.distributed", "false"),
+            ("x", "${undefined}"),
+        ])
+        .unwrap();
+        assert!(HbaseSite::parse("<properties/>").is_err());
+        assert!(HbaseSite::parse("<configuration><property>").is_err());
+        let e = HbaseSite::load("/nonexistent/conf")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/nonexistent/conf/hbase-site.xml") || e.contains("/nonexistent/conf"),
+            "{e}"
+        );
+        let s = site(&[("a", "${b}-${env.HBASE_SITE_TEST_NOT_SET}"), ("b", "B")]);
+        assert_eq!(s.get("a").unwrap(), "B-${env.HBASE_SITE_TEST_NOT_SET}");
+    }
+}

@@ -1,0 +1,532 @@
+/*
+ * The YCSB conformance harness: our own code (not copied from YCSB) that drives the real
+ * site.ycsb:core:0.17.0 classes from Maven Central through their public API and prints what
+ * they produce, so tests/ycsb_conformance.rs can compare our Rust driver with it exactly.
+ *
+ * Randomness: YCSB draws from ThreadLocalRandom. To make a draw sequence reproducible, the
+ * harness sets the calling thread's ThreadLocalRandom seed (Thread.threadLocalRandomSeed, which
+ * needs --add-opens java.base/java.lang=ALL-UNNAMED) and prints the thread id, since JDK 17's
+ * ThreadLocalRandom steps its seed by GOLDEN_GAMMA + 2 * threadId.
+ *
+ * Commands (one per JVM):
+ *   tlr SEED N                 raw nextLong/nextInt/nextDouble draws after seeding
+ *   keys                       stdin "zeropadding insertorder keynum" -> CoreWorkload.buildKeyName
+ *   values N ARGS              N doInsert calls with a capturing DB: "key field value" lines
+ *   fnv X...                   Utils.fnvhash64
+ *   constants                  ScrambledZipfianGenerator's and ZipfianGenerator's constants
+ *   zeta ST N THETA INIT       ZipfianGenerator.zetastatic
+ *   gen SEED N KIND ARGS       N draws of one generator after seeding
+ *   ops SEED N ARGS            N doTransaction calls with a capturing DB: one line per DB call
+ *   order KIND KEYS            Java's iteration order of a hash container filled in that order
+ *   report                     stdin script: measurements, summaries, status lines, exports
+ * ARGS are YCSB's -P FILE and -p NAME=VALUE.
+ */
+package hbasers.oracle;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.Vector;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+
+import site.ycsb.ByteIterator;
+import site.ycsb.Client;
+import site.ycsb.ClientThread;
+import site.ycsb.DB;
+import site.ycsb.Status;
+import site.ycsb.StatusThread;
+import site.ycsb.generator.AcknowledgedCounterGenerator;
+import site.ycsb.generator.DiscreteGenerator;
+import site.ycsb.generator.ExponentialGenerator;
+import site.ycsb.generator.HotspotIntegerGenerator;
+import site.ycsb.generator.OracleAccess;
+import site.ycsb.generator.ScrambledZipfianGenerator;
+import site.ycsb.generator.SkewedLatestGenerator;
+import site.ycsb.generator.UniformLongGenerator;
+import site.ycsb.generator.ZipfianGenerator;
+import site.ycsb.measurements.Measurements;
+import site.ycsb.workloads.CoreWorkload;
+
+public final class YcsbOracle {
+  private YcsbOracle() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    PrintStream out = new PrintStream(System.out, false, "UTF-8");
+    switch (args[0]) {
+    case "tlr":
+      tlr(out, Long.parseLong(args[1]), Integer.parseInt(args[2]));
+      break;
+    case "keys":
+      keys(out);
+      break;
+    case "values":
+      values(out, Integer.parseInt(args[1]), props(args, 2));
+      break;
+    case "fnv":
+      for (int i = 1; i < args.length; i++) {
+        out.println(site.ycsb.Utils.fnvhash64(Long.parseLong(args[i])));
+      }
+      break;
+    case "constants":
+      out.println("ZETAN " + Double.doubleToRawLongBits(ScrambledZipfianGenerator.ZETAN));
+      out.println("ITEM_COUNT " + ScrambledZipfianGenerator.ITEM_COUNT);
+      out.println("ZIPFIAN_CONSTANT " + Double.doubleToRawLongBits(ZipfianGenerator.ZIPFIAN_CONSTANT));
+      break;
+    case "zeta":
+      double z = OracleAccess.zeta(Long.parseLong(args[1]), Long.parseLong(args[2]),
+          Double.parseDouble(args[3]), Double.parseDouble(args[4]));
+      out.println(Double.doubleToRawLongBits(z) + " " + z);
+      break;
+    case "gen":
+      gen(out, Long.parseLong(args[1]), Integer.parseInt(args[2]), args[3], args, 4);
+      break;
+    case "ops":
+      ops(out, Long.parseLong(args[1]), Integer.parseInt(args[2]), props(args, 3));
+      break;
+    case "order":
+      order(out, args[1], args, 2);
+      break;
+    case "report":
+      report(out);
+      break;
+    default:
+      throw new IllegalArgumentException("unknown command " + args[0]);
+    }
+    out.flush();
+  }
+
+  /** Seeds the calling thread's ThreadLocalRandom; returns the thread id (its gamma's part). */
+  static long seedThread(long seed) throws Exception {
+    ThreadLocalRandom.current(); // initialises the probe, so current() keeps our seed
+    Field f = Thread.class.getDeclaredField("threadLocalRandomSeed");
+    f.setAccessible(true);
+    f.setLong(Thread.currentThread(), seed);
+    return Thread.currentThread().getId();
+  }
+
+  /** Like YCSB's Client: the -P files in order, then the -p pairs over them. */
+  static Properties props(String[] args, int from) throws IOException {
+    Properties files = new Properties();
+    Properties cli = new Properties();
+    for (int i = from; i < args.length; i++) {
+      if (args[i].equals("-P")) {
+        Properties f = new Properties();
+        try (FileInputStream in = new FileInputStream(args[++i])) {
+          f.load(in);
+        }
+        for (String k : f.stringPropertyNames()) {
+          files.setProperty(k, f.getProperty(k));
+        }
+      } else if (args[i].equals("-p")) {
+        String kv = args[++i];
+        int eq = kv.indexOf('=');
+        cli.setProperty(kv.substring(0, eq), kv.substring(eq + 1));
+      } else {
+        throw new IllegalArgumentException("unexpected argument " + args[i]);
+      }
+    }
+    for (String k : cli.stringPropertyNames()) {
+      files.setProperty(k, cli.getProperty(k));
+    }
+    return files;
+  }
+
+  static void tlr(PrintStream out, long seed, int n) throws Exception {
+    out.println("tid " + seedThread(seed));
+    ThreadLocalRandom r = ThreadLocalRandom.current();
+    for (int i = 0; i < n; i++) {
+      out.println("L " + r.nextLong());
+      out.println("I " + r.nextInt());
+      out.println("D " + Double.doubleToRawLongBits(r.nextDouble()));
+    }
+  }
+
+  /** Exposes CoreWorkload's key builder (protected) and its workload state. */
+  static final class Workload extends CoreWorkload {
+    String key(long keynum) {
+      return buildKeyName(keynum);
+    }
+  }
+
+  static Workload workload(Properties p) throws Exception {
+    Measurements.setProperties(p);
+    resetMeasurements();
+    Workload w = new Workload();
+    w.init(p);
+    return w;
+  }
+
+  static void keys(PrintStream out) throws Exception {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] t = line.trim().split("\\s+");
+      if (t.length < 3) {
+        continue;
+      }
+      Properties p = new Properties();
+      p.setProperty("zeropadding", t[0]);
+      p.setProperty("insertorder", t[1]);
+      out.println(workload(p).key(Long.parseLong(t[2])));
+    }
+  }
+
+  /** Records every call; reads find nothing, everything returns OK. */
+  static final class CaptureDb extends DB {
+    final PrintStream out;
+    final boolean printValues;
+
+    CaptureDb(PrintStream out, boolean printValues) {
+      this.out = out;
+      this.printValues = printValues;
+    }
+
+    static String fields(Set<String> f) {
+      return f == null ? "*" : String.join(",", new TreeSet<>(f));
+    }
+
+    String values(Map<String, ByteIterator> v) {
+      if (!printValues) {
+        return String.join(",", new TreeSet<>(v.keySet()));
+      }
+      StringBuilder sb = new StringBuilder();
+      for (Map.Entry<String, ByteIterator> e : new TreeMap<>(v).entrySet()) {
+        sb.append(' ').append(e.getKey()).append('=').append(e.getValue().toString());
+      }
+      return sb.toString().trim();
+    }
+
+    @Override
+    public Status read(String t, String k, Set<String> f, Map<String, ByteIterator> r) {
+      out.println("READ " + k + " " + fields(f));
+      return Status.OK;
+    }
+
+    @Override
+    public Status scan(String t, String k, int n, Set<String> f, Vector<HashMap<String, ByteIterator>> r) {
+      out.println("SCAN " + k + " " + n + " " + fields(f));
+      return Status.OK;
+    }
+
+    @Override
+    public Status update(String t, String k, Map<String, ByteIterator> v) {
+      out.println("UPDATE " + k + " " + values(v));
+      return Status.OK;
+    }
+
+    @Override
+    public Status insert(String t, String k, Map<String, ByteIterator> v) {
+      out.println("INSERT " + k + " " + values(v));
+      return Status.OK;
+    }
+
+    @Override
+    public Status delete(String t, String k) {
+      out.println("DELETE " + k);
+      return Status.OK;
+    }
+  }
+
+  static void values(PrintStream out, int n, Properties p) throws Exception {
+    Workload w = workload(p);
+    Object state = w.initThread(p, 0, 1);
+    DB db = new CaptureDb(out, true);
+    for (int i = 0; i < n; i++) {
+      w.doInsert(db, state);
+    }
+  }
+
+  static void ops(PrintStream out, long seed, int n, Properties p) throws Exception {
+    Workload w = workload(p);
+    Object state = w.initThread(p, 0, 1);
+    DB db = new CaptureDb(out, false);
+    out.println("tid " + seedThread(seed));
+    for (int i = 0; i < n; i++) {
+      w.doTransaction(db, state);
+    }
+  }
+
+  static void gen(PrintStream out, long seed, int n, String kind, String[] a, int i) throws Exception {
+    // Generators are built before seeding: ZipfianGenerator's constructor draws once.
+    switch (kind) {
+    case "zipfian": {
+      ZipfianGenerator g = new ZipfianGenerator(Long.parseLong(a[i]), Long.parseLong(a[i + 1]),
+          Double.parseDouble(a[i + 2]));
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextValue());
+      }
+      break;
+    }
+    case "zipfian-grow": {
+      // items, then draws over items + k * step: zeta is extended incrementally
+      long items = Long.parseLong(a[i]);
+      long step = Long.parseLong(a[i + 1]);
+      ZipfianGenerator g = new ZipfianGenerator(items);
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(OracleAccess.nextLong(g, items + k * step));
+      }
+      break;
+    }
+    case "scrambled": {
+      ScrambledZipfianGenerator g = new ScrambledZipfianGenerator(Long.parseLong(a[i]),
+          Long.parseLong(a[i + 1]));
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextValue());
+      }
+      break;
+    }
+    case "latest": {
+      // basis: an acknowledged counter at recordcount; every other draw acknowledges an insert
+      AcknowledgedCounterGenerator basis = new AcknowledgedCounterGenerator(Long.parseLong(a[i]));
+      SkewedLatestGenerator g = new SkewedLatestGenerator(basis);
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextValue());
+        if (k % 2 == 1) {
+          basis.acknowledge(basis.nextValue());
+        }
+      }
+      break;
+    }
+    case "hotspot": {
+      HotspotIntegerGenerator g = new HotspotIntegerGenerator(Long.parseLong(a[i]),
+          Long.parseLong(a[i + 1]), Double.parseDouble(a[i + 2]), Double.parseDouble(a[i + 3]));
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextValue());
+      }
+      break;
+    }
+    case "exponential": {
+      ExponentialGenerator g = new ExponentialGenerator(Double.parseDouble(a[i]),
+          Double.parseDouble(a[i + 1]));
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextValue().intValue());
+      }
+      break;
+    }
+    case "uniform": {
+      UniformLongGenerator g = new UniformLongGenerator(Long.parseLong(a[i]), Long.parseLong(a[i + 1]));
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextValue());
+      }
+      break;
+    }
+    case "discrete": {
+      DiscreteGenerator g = new DiscreteGenerator();
+      for (int k = i; k < a.length; k += 2) {
+        g.addValue(Double.parseDouble(a[k + 1]), a[k]);
+      }
+      out.println("tid " + seedThread(seed));
+      for (int k = 0; k < n; k++) {
+        out.println(g.nextString());
+      }
+      break;
+    }
+    default:
+      throw new IllegalArgumentException("unknown generator " + kind);
+    }
+  }
+
+  static void order(PrintStream out, String kind, String[] keys, int from) throws Exception {
+    List<String> order = new ArrayList<>();
+    switch (kind) {
+    case "chm": {
+      ConcurrentHashMap<String, Boolean> m = new ConcurrentHashMap<>();
+      for (int i = from; i < keys.length; i++) {
+        m.putIfAbsent(keys[i], true);
+      }
+      order.addAll(m.keySet());
+      break;
+    }
+    case "status": {
+      ConcurrentHashMap<Status, Boolean> m = new ConcurrentHashMap<>();
+      for (int i = from; i < keys.length; i++) {
+        m.putIfAbsent((Status) Status.class.getField(keys[i]).get(null), true);
+      }
+      for (Status s : m.keySet()) {
+        order.add(s.getName());
+      }
+      break;
+    }
+    case "hashmap": {
+      HashMap<String, Boolean> m = new HashMap<>();
+      for (int i = from; i < keys.length; i++) {
+        m.put(keys[i], true);
+      }
+      order.addAll(m.keySet());
+      break;
+    }
+    case "hashset": {
+      List<String> l = new ArrayList<>();
+      for (int i = from; i < keys.length; i++) {
+        l.add(keys[i]);
+      }
+      order.addAll(new HashSet<>(l));
+      break;
+    }
+    case "properties": {
+      Properties p = new Properties();
+      for (int i = from; i < keys.length; i++) {
+        p.setProperty(keys[i], "v");
+      }
+      for (Enumeration<?> e = p.propertyNames(); e.hasMoreElements();) {
+        order.add((String) e.nextElement());
+      }
+      break;
+    }
+    default:
+      throw new IllegalArgumentException("unknown container " + kind);
+    }
+    out.println(String.join(" ", order));
+  }
+
+  /** Drops YCSB's Measurements singleton, so the next getMeasurements() uses new properties. */
+  static void resetMeasurements() throws Exception {
+    Field f = Measurements.class.getDeclaredField("singleton");
+    f.setAccessible(true);
+    f.set(null, null);
+  }
+
+  /**
+   * The report script, one command per line:
+   *   begin NAME=VALUE...   new measurements with these properties
+   *   m OP US | i OP US | s OP STATUS   measure, measureIntended, reportStatus
+   *   summary               Measurements.getSummary()
+   *   status LABEL START INTERVAL_START END LAST_TOTAL DONE/OPCOUNT,...   one status line
+   *   export OPCOUNT RUNTIME_MS         Client's report (the exporter named by the properties)
+   * Each output block starts with "=== <command>" and ends with "=== end".
+   */
+  static void report(PrintStream out) throws Exception {
+    // What YCSB itself prints to stdout (raw measurements) comes out as a "=== stdout" block
+    // before each export.
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(captured, true, "UTF-8"));
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    Properties p = new Properties();
+    Measurements m = null;
+    String line;
+    while ((line = in.readLine()) != null) {
+      if (line.isBlank() || line.startsWith("#")) {
+        continue;
+      }
+      String[] t = line.split(" ");
+      switch (t[0]) {
+      case "begin":
+        p = new Properties();
+        for (int i = 1; i < t.length; i++) {
+          int eq = t[i].indexOf('=');
+          p.setProperty(t[i].substring(0, eq), t[i].substring(eq + 1));
+        }
+        Measurements.setProperties(p);
+        resetMeasurements();
+        m = Measurements.getMeasurements();
+        break;
+      case "m":
+        m.measure(t[1], Integer.parseInt(t[2]));
+        break;
+      case "i":
+        m.measureIntended(t[1], Integer.parseInt(t[2]));
+        break;
+      case "s":
+        m.reportStatus(t[1], (Status) Status.class.getField(t[2]).get(null));
+        break;
+      case "summary":
+        out.println("=== summary");
+        out.println(m.getSummary());
+        out.println("=== end");
+        break;
+      case "status":
+        out.println("=== status");
+        out.println(statusLine(p, t));
+        out.println("=== end");
+        break;
+      case "export":
+        String text = export(p, Integer.parseInt(t[1]), Long.parseLong(t[2]));
+        out.println("=== stdout");
+        out.print(captured.toString("UTF-8"));
+        out.println("=== end");
+        captured.reset();
+        out.println("=== export");
+        out.print(text);
+        out.println("=== end");
+        break;
+      default:
+        throw new IllegalArgumentException("unknown report command " + t[0]);
+      }
+    }
+  }
+
+  static String statusLine(Properties p, String[] t) throws Exception {
+    String label = t[1].equals("-") ? "" : t[1];
+    long start = Long.parseLong(t[2]);
+    long intervalStart = Long.parseLong(t[3]);
+    long end = Long.parseLong(t[4]);
+    long lastTotal = Long.parseLong(t[5]);
+    List<ClientThread> clients = new ArrayList<>();
+    Field done = ClientThread.class.getDeclaredField("opsdone");
+    done.setAccessible(true);
+    for (String c : t[6].split(",")) {
+      String[] dt = c.split("/");
+      ClientThread ct = new ClientThread(null, true, null, p, Integer.parseInt(dt[1]), -1,
+          new CountDownLatch(1));
+      done.setInt(ct, Integer.parseInt(dt[0]));
+      clients.add(ct);
+    }
+    StatusThread st = new StatusThread(new CountDownLatch(1), clients, label, false, 10);
+    Method compute = StatusThread.class.getDeclaredMethod("computeStats", long.class, long.class,
+        long.class, long.class);
+    compute.setAccessible(true);
+    PrintStream err = System.err;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(buf, true, "UTF-8"));
+    try {
+      compute.invoke(st, start, intervalStart, end, lastTotal);
+    } finally {
+      System.setErr(err);
+    }
+    return buf.toString("UTF-8").replaceAll("\\R$", "");
+  }
+
+  static String export(Properties p, int opcount, long runtime) throws Exception {
+    Path file = Files.createTempFile("ycsb-oracle", ".out");
+    Properties q = new Properties();
+    q.putAll(p);
+    q.setProperty("exportfile", file.toString());
+    Method exp = Client.class.getDeclaredMethod("exportMeasurements", Properties.class, int.class,
+        long.class);
+    exp.setAccessible(true);
+    exp.invoke(null, q, opcount, runtime);
+    String text = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+    Files.delete(file);
+    // The end of the file, exactly: whether the exporter ends with a newline.
+    return text + "<EOF>\n";
+  }
+
+}

@@ -1,0 +1,912 @@
+//! The conformance suite: the real Java YCSB (`site.ycsb:core:0.17.0` from Maven Central,
+//! driven by our harness in `tests/java/ycsb`) beside our `ycsb`, compared exactly: keys (FNV
+//! hashing, ordering, zero padding), dataintegrity values, the zeta constants and the
+//! generators' outputs for the same random sequence, the operation stream of every core
+//! workload, report text for the same measurements (text, JSON and JSON-array exporters, every
+//! measurement type), status lines, `BasicDB`'s output and the interactive shell.
+//!
+//! Random sequences: the harness seeds its thread's `ThreadLocalRandom` and prints the thread
+//! id; our `JavaRandom` with the same seed and id draws the same numbers (the first test proves
+//! it), so every generator can be compared draw for draw.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hbase_it::ycsb_java::{oracle, repo, run_with_stdin, ycsb_oracle};
+use ycsb::db::{Db, FieldValue, Record, Status, Values};
+use ycsb::generator::{
+    zeta_static, AcknowledgedCounter, Discrete, Exponential, Hotspot, ScrambledZipfian,
+    SkewedLatest, UniformLong, Zipfian, SCRAMBLED_ITEM_COUNT, SCRAMBLED_ZETAN, ZIPFIAN_CONSTANT,
+};
+use ycsb::java::JavaRandom;
+use ycsb::measurements::{report_lines, Exporter, MeasurementConfig, Measurements};
+use ycsb::props::Properties;
+use ycsb::util::fnvhash64;
+use ycsb::workload::{build_key_name, deterministic_value, CoreWorkload};
+
+/// The `tid N` line the harness prints before drawing.
+fn thread_id(out: &str) -> (u64, Vec<&str>) {
+    let mut lines = out.lines();
+    let tid = lines
+        .next()
+        .and_then(|l| l.strip_prefix("tid "))
+        .unwrap_or_else(|| panic!("no thread id in {out:?}"))
+        .parse()
+        .unwrap();
+    (tid, lines.collect())
+}
+
+/// Line-by-line comparison that points at the first difference.
+fn assert_same(what: &str, java: &str, ours: &str) {
+    if java == ours {
+        return;
+    }
+    let (j, o): (Vec<&str>, Vec<&str>) = (java.lines().collect(), ours.lines().collect());
+    for i in 0..j.len().max(o.len()) {
+        let (a, b) = (j.get(i), o.get(i));
+        if a != b {
+            panic!(
+                "{what}: first difference at line {}:\n java: {a:?}\n ours: {b:?}\n--- java ---\n{java}\n--- ours ---\n{ours}",
+                i + 1
+            );
+        }
+    }
+    panic!("{what}: the texts differ in line endings:\n{java:?}\n{ours:?}");
+}
+
+#[test]
+fn java_random_draws_what_thread_local_random_draws() {
+    for seed in [0u64, 42, 0x9E37_79B9_7F4A_7C15, u64::MAX] {
+        let out = oracle(&["tlr", &(seed as i64).to_string(), "200"], None);
+        let (tid, lines) = thread_id(&out);
+        let mut r = JavaRandom::new(seed, tid);
+        let mut ours = String::new();
+        for _ in 0..200 {
+            ours.push_str(&format!("L {}\n", r.next_long()));
+            ours.push_str(&format!("I {}\n", r.next_int()));
+            ours.push_str(&format!("D {}\n", r.next_double().to_bits() as i64));
+        }
+        assert_same("ThreadLocalRandom", &(lines.join("\n") + "\n"), &ours);
+    }
+}
+
+#[test]
+fn fnv_hashes_and_keys() {
+    let nums: Vec<i64> = [
+        0,
+        1,
+        2,
+        5,
+        42,
+        999,
+        1 << 31,
+        i32::MAX as i64,
+        -1,
+        -7,
+        i64::MIN,
+        i64::MAX,
+    ]
+    .into_iter()
+    .chain((0..200).map(|i| i * 7919))
+    .collect();
+    let args: Vec<String> = nums.iter().map(|n| n.to_string()).collect();
+    let mut a = vec!["fnv"];
+    a.extend(args.iter().map(String::as_str));
+    let java = oracle(&a, None);
+    let ours: String = nums
+        .iter()
+        .map(|&n| format!("{}\n", fnvhash64(n)))
+        .collect();
+    assert_same("fnvhash64", &java, &ours);
+
+    let mut script = String::new();
+    let mut ours = String::new();
+    for pad in [0usize, 1, 5, 19, 25] {
+        for order in ["hashed", "ordered"] {
+            for k in [0i64, 1, 7, 42, 12345, 1_000_000, i32::MAX as i64] {
+                script.push_str(&format!("{pad} {order} {k}\n"));
+                ours.push_str(&build_key_name(k, pad, order == "ordered"));
+                ours.push('\n');
+            }
+        }
+    }
+    let java = oracle(&["keys"], Some(&script));
+    assert_same("CoreWorkload.buildKeyName", &java, &ours);
+}
+
+#[test]
+fn dataintegrity_values() {
+    let mut cells = 0;
+    for (n, props) in [
+        (300, vec!["-p", "fieldcount=10", "-p", "fieldlength=100"]),
+        (50, vec!["-p", "fieldcount=3", "-p", "fieldlength=1"]),
+        (50, vec!["-p", "fieldcount=4", "-p", "fieldlength=1000"]),
+        (
+            50,
+            vec![
+                "-p",
+                "fieldlength=37",
+                "-p",
+                "insertorder=ordered",
+                "-p",
+                "zeropadding=12",
+                "-p",
+                "insertstart=77",
+                "-p",
+                "fieldnameprefix=f_",
+            ],
+        ),
+    ] {
+        let n_s = n.to_string();
+        let mut args = vec!["values", n_s.as_str(), "-p", "dataintegrity=true"];
+        args.extend(props.iter());
+        let java = oracle(&args, None);
+        let mut p = Properties::new();
+        for pair in props.chunks(2) {
+            let (k, v) = pair[1].split_once('=').unwrap();
+            p.set(k, v);
+        }
+        let get = |k: &str, d: &str| p.get(k).unwrap_or(d).to_string();
+        let fields: usize = get("fieldcount", "10").parse().unwrap();
+        let len: usize = get("fieldlength", "100").parse().unwrap();
+        let start: i64 = get("insertstart", "0").parse().unwrap();
+        let pad: usize = get("zeropadding", "1").parse().unwrap();
+        let ordered = get("insertorder", "hashed") != "hashed";
+        let prefix = get("fieldnameprefix", "field");
+        let mut ours = String::new();
+        for k in 0..n as i64 {
+            let key = build_key_name(start + k, pad, ordered);
+            let mut names: Vec<String> = (0..fields).map(|i| format!("{prefix}{i}")).collect();
+            names.sort();
+            ours.push_str(&format!("INSERT {key}"));
+            for f in names {
+                ours.push_str(&format!(" {f}={}", deterministic_value(&key, &f, len)));
+                cells += 1;
+            }
+            ours.push('\n');
+        }
+        assert_same(&format!("dataintegrity values {props:?}"), &java, &ours);
+    }
+    eprintln!("dataintegrity: {cells} cells compared with YCSB's");
+}
+
+#[test]
+fn zeta_constants() {
+    let constants = oracle(&["constants"], None);
+    assert_eq!(
+        constants,
+        format!(
+            "ZETAN {}\nITEM_COUNT {}\nZIPFIAN_CONSTANT {}\n",
+            SCRAMBLED_ZETAN.to_bits() as i64,
+            SCRAMBLED_ITEM_COUNT,
+            ZIPFIAN_CONSTANT.to_bits() as i64
+        )
+    );
+    for (st, n, theta, init) in [
+        (0i64, 2i64, 0.99, 0.0),
+        (0, 1000, 0.99, 0.0),
+        (0, 1_000_000, 0.99, 0.0),
+        (0, 5_000_000, 0.99, 0.0),
+        (0, 1000, 0.5, 0.0),
+        (0, 1000, 1.5, 0.0),
+        (1000, 2000, 0.99, 7.728953217284729),
+    ] {
+        let java = oracle(
+            &[
+                "zeta",
+                &st.to_string(),
+                &n.to_string(),
+                &theta.to_string(),
+                &init.to_string(),
+            ],
+            None,
+        );
+        let bits: i64 = java.split_whitespace().next().unwrap().parse().unwrap();
+        let ours = zeta_static(st, n, theta, init);
+        assert_eq!(
+            ours.to_bits() as i64,
+            bits,
+            "zeta({st}, {n}, {theta}, {init}): java {java}, ours {ours}"
+        );
+    }
+}
+
+/// Draws `n` values from the Java generator `kind args` and from `ours` with the same seed.
+fn compare_generator(
+    kind: &str,
+    args: &[&str],
+    n: usize,
+    ours: impl Fn(&mut JavaRandom) -> String,
+) {
+    let seed = 20_191_008i64;
+    let n_s = n.to_string();
+    let seed_s = seed.to_string();
+    let mut a = vec!["gen", seed_s.as_str(), n_s.as_str(), kind];
+    a.extend(args);
+    let out = oracle(&a, None);
+    let (tid, lines) = thread_id(&out);
+    let mut r = JavaRandom::new(seed as u64, tid);
+    let ours = ours(&mut r);
+    assert_same(
+        &format!("generator {kind} {args:?}"),
+        &(lines.join("\n") + "\n"),
+        &ours,
+    );
+}
+
+fn draws(n: usize, mut f: impl FnMut() -> String) -> String {
+    (0..n).map(|_| f() + "\n").collect()
+}
+
+#[test]
+fn generators_draw_for_draw() {
+    let n = 5000;
+    for (min, max, theta) in [
+        (0i64, 999i64, 0.99),
+        (0, 99_999, 0.99),
+        (10, 20, 0.5),
+        (0, 499, 1.2),
+    ] {
+        let (a, b, t) = (min.to_string(), max.to_string(), theta.to_string());
+        compare_generator("zipfian", &[&a, &b, &t], n, |r| {
+            let mut g = Zipfian::new(min, max, theta);
+            draws(n, || g.next(r).to_string())
+        });
+    }
+    compare_generator("zipfian-grow", &["1000", "13"], 2000, |r| {
+        let mut g = Zipfian::with_items(1000);
+        let mut k = 0;
+        draws(2000, || {
+            let v = g.next_long(1000 + k * 13, r);
+            k += 1;
+            v.to_string()
+        })
+    });
+    for (min, max) in [(0i64, 999i64), (0, 9_999_999), (100, 150)] {
+        let (a, b) = (min.to_string(), max.to_string());
+        compare_generator("scrambled", &[&a, &b], n, |r| {
+            let mut g = ScrambledZipfian::new(min, max, ZIPFIAN_CONSTANT);
+            draws(n, || g.next(r).to_string())
+        });
+    }
+    compare_generator("latest", &["1000"], n, |r| {
+        let basis = Arc::new(AcknowledgedCounter::new(1000));
+        let mut g = SkewedLatest::new(basis.clone(), ZIPFIAN_CONSTANT);
+        let mut k = 0;
+        draws(n, || {
+            let v = g.next(r);
+            if k % 2 == 1 {
+                basis.acknowledge(basis.next_value()).unwrap();
+            }
+            k += 1;
+            v.to_string()
+        })
+    });
+    compare_generator("hotspot", &["0", "9999", "0.2", "0.8"], n, |r| {
+        let g = Hotspot::new(0, 9999, 0.2, 0.8);
+        draws(n, || g.next(r).to_string())
+    });
+    // Java's Math.log (a HotSpot intrinsic) and Rust's ln may differ in the last bit, so the
+    // exponential draws are compared as CoreWorkload uses them: Double.intValue().
+    compare_generator("exponential", &["95", "857.1428571"], n, |r| {
+        let g = Exponential::new(95.0, 857.1428571);
+        draws(n, || format!("{}", g.next(r) as i32))
+    });
+    compare_generator("uniform", &["7", "1000006"], n, |r| {
+        let g = UniformLong::new(7, 1_000_006);
+        draws(n, || g.next(r).to_string())
+    });
+    compare_generator(
+        "discrete",
+        &[
+            "READ", "0.5", "UPDATE", "0.3", "INSERT", "0.15", "SCAN", "0.05",
+        ],
+        n,
+        |r| {
+            let mut g = Discrete::default();
+            for (w, v) in [
+                (0.5, "READ"),
+                (0.3, "UPDATE"),
+                (0.15, "INSERT"),
+                (0.05, "SCAN"),
+            ] {
+                g.add(w, v);
+            }
+            draws(n, || g.next(r).to_string())
+        },
+    );
+}
+
+/// Records every call as the harness's capturing DB prints it.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<String>>);
+
+fn field_list(fields: Option<&[String]>) -> String {
+    match fields {
+        None => "*".into(),
+        Some(f) => {
+            let mut f = f.to_vec();
+            f.sort();
+            f.join(",")
+        }
+    }
+}
+
+fn value_names(v: &Values) -> String {
+    let mut names: Vec<&str> = v.iter().map(|(f, _)| f.as_str()).collect();
+    names.sort();
+    names.join(",")
+}
+
+impl Db for Capture {
+    async fn read(&self, _: &str, key: &str, f: Option<&[String]>, _: &mut Record) -> Status {
+        let line = format!("READ {key} {}\n", field_list(f));
+        self.0.lock().unwrap().push_str(&line);
+        Status::Ok
+    }
+    async fn scan(
+        &self,
+        _: &str,
+        key: &str,
+        n: usize,
+        f: Option<&[String]>,
+        _: &mut Vec<Record>,
+    ) -> Status {
+        let line = format!("SCAN {key} {n} {}\n", field_list(f));
+        self.0.lock().unwrap().push_str(&line);
+        Status::Ok
+    }
+    async fn update(&self, _: &str, key: &str, v: Values) -> Status {
+        let line = format!("UPDATE {key} {}\n", value_names(&v));
+        self.0.lock().unwrap().push_str(&line);
+        Status::Ok
+    }
+    async fn insert(&self, _: &str, key: &str, v: Values) -> Status {
+        let line = format!("INSERT {key} {}\n", value_names(&v));
+        self.0.lock().unwrap().push_str(&line);
+        Status::Ok
+    }
+    async fn delete(&self, _: &str, key: &str) -> Status {
+        self.0.lock().unwrap().push_str(&format!("DELETE {key}\n"));
+        Status::Ok
+    }
+}
+
+/// The operation stream (operation, key, fields, scan length) of `n` transactions of the
+/// same seeded thread, Java's and ours.
+fn compare_operations(n: usize, args: &[&str]) -> usize {
+    let seed = 1_234_567i64;
+    let (seed_s, n_s) = (seed.to_string(), n.to_string());
+    let mut a = vec!["ops", seed_s.as_str(), n_s.as_str()];
+    a.extend(args);
+    let out = oracle(&a, None);
+    let (tid, lines) = thread_id(&out);
+    let java = lines.join("\n") + "\n";
+
+    let mut files = Vec::new();
+    let mut cli = Vec::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let v = it.next().unwrap();
+        match *flag {
+            "-P" => files.push(repo().join(v).display().to_string()),
+            _ => {
+                let (k, val) = v.split_once('=').unwrap();
+                cli.push((k.to_string(), val.to_string()));
+            }
+        }
+    }
+    let p = ycsb::cli::build_properties(&files, &cli).unwrap();
+    let m = Arc::new(Measurements::with_config(
+        MeasurementConfig::from_properties(&p).unwrap(),
+    ));
+    let w = CoreWorkload::new(&p, m).unwrap();
+    let db = Capture::default();
+    let mut st = w.init_task_with(JavaRandom::new(seed as u64, tid));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for _ in 0..n {
+            assert!(w.do_transaction(&db, &mut st).await);
+        }
+    });
+    let ours = db.0.lock().unwrap().clone();
+    assert_same(&format!("operations of {args:?}"), &java, &ours);
+    java.lines().count()
+}
+
+#[test]
+fn operation_streams_of_the_core_workloads() {
+    let mut calls = 0;
+    for w in ["a", "b", "c", "d", "e", "f"] {
+        let file = format!("workloads/workload{w}");
+        calls += compare_operations(3000, &["-P", &file, "-p", "operationcount=3000"]);
+    }
+    for extra in [
+        vec!["readallfields=false", "writeallfields=true"],
+        vec!["dataintegrity=true"],
+        vec!["requestdistribution=uniform", "insertproportion=0.1"],
+        vec!["requestdistribution=hotspot", "scanproportion=0.3"],
+        vec!["requestdistribution=exponential", "insertproportion=0.2"],
+        vec![
+            "requestdistribution=sequential",
+            "readmodifywriteproportion=0.4",
+        ],
+        vec![
+            "scanlengthdistribution=zipfian",
+            "scanproportion=0.5",
+            "maxscanlength=50",
+        ],
+        vec![
+            "fieldlengthdistribution=uniform",
+            "fieldcount=3",
+            "readallfields=false",
+        ],
+        vec!["insertorder=ordered", "zeropadding=10", "insertstart=500"],
+    ] {
+        let mut args = vec![
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "recordcount=5000",
+            "-p",
+            "operationcount=2000",
+        ];
+        for e in &extra {
+            args.push("-p");
+            args.push(e);
+        }
+        calls += compare_operations(2000, &args);
+    }
+    eprintln!("operation streams: {calls} database calls compared with YCSB's");
+}
+
+/// Runs a report script through our measurements, printing what the harness prints.
+fn our_report(script: &str) -> String {
+    let mut out = String::new();
+    let mut p = Properties::new();
+    let mut m = Measurements::with_config(MeasurementConfig::from_properties(&p).unwrap());
+    let base = Instant::now();
+    for line in script.lines() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let t: Vec<&str> = line.split(' ').collect();
+        match t[0] {
+            "begin" => {
+                p = Properties::new();
+                for kv in &t[1..] {
+                    let (k, v) = kv.split_once('=').unwrap();
+                    p.set(k, v);
+                }
+                m = Measurements::with_config(MeasurementConfig::from_properties(&p).unwrap());
+            }
+            "m" => m.measure(t[1], t[2].parse().unwrap()),
+            "i" => m.measure_intended(t[1], t[2].parse().unwrap()),
+            "s" => m.report_status(t[1], Status::from_name(t[2]).unwrap()),
+            "summary" => out.push_str(&format!("=== summary\n{}\n=== end\n", m.summary())),
+            "status" => {
+                let ms = |s: &str| base + Duration::from_millis(s.parse().unwrap());
+                let (mut total, mut todo) = (0u64, 0u64);
+                for c in t[6].split(',') {
+                    let (d, n) = c.split_once('/').unwrap();
+                    let (d, n): (u64, u64) = (d.parse().unwrap(), n.parse().unwrap());
+                    total += d;
+                    todo += n.saturating_sub(d);
+                }
+                let label = if t[1] == "-" { "" } else { t[1] };
+                let line = ycsb::runner::status_line(
+                    label,
+                    ms(t[2]),
+                    ms(t[3]),
+                    ms(t[4]),
+                    total,
+                    t[5].parse().unwrap(),
+                    todo,
+                    &m.summary(),
+                );
+                out.push_str(&format!("=== status\n{line}\n=== end\n"));
+            }
+            "export" => {
+                let lines = report_lines(t[2].parse().unwrap(), t[1].parse().unwrap(), &m).unwrap();
+                let exporter = Exporter::parse(p.get_or(
+                    "exporter",
+                    "site.ycsb.measurements.exporter.TextMeasurementsExporter",
+                ))
+                .unwrap();
+                let text = exporter.render(&lines) + "<EOF>\n";
+                out.push_str(&format!(
+                    "=== stdout\n{}=== end\n=== export\n{text}=== end\n",
+                    m.take_stdout()
+                ));
+            }
+            other => panic!("unknown script command {other}"),
+        }
+    }
+    out
+}
+
+/// The report as Java prints it, less the per-collector GC lines (our driver has no garbage
+/// collector and prints only the totals), with raw data points' timestamps masked.
+fn normalise(text: &str) -> String {
+    let is_collector = |s: &str| s.contains("TOTAL_GCS_") || s.contains("_Epsilon_Heap");
+    // JSON objects of a collector, with the separator after them.
+    let mut t = text.to_string();
+    let mut from = 0;
+    while let Some(i) = t[from..].find('{').map(|i| i + from) {
+        let j = i + t[i..].find('}').expect("a closed object");
+        if is_collector(&t[i..=j]) {
+            let mut end = j + 1;
+            if t[end..].starts_with(", ") {
+                end += 2;
+            } else if t[end..].starts_with(' ') {
+                end += 1;
+            }
+            t.replace_range(i..end, "");
+            from = i;
+        } else {
+            from = j + 1;
+        }
+    }
+    t.lines()
+        .filter(|l| !(l.starts_with('[') && is_collector(l)))
+        .map(|l| mask_raw_timestamp(l) + "\n")
+        .collect()
+}
+
+fn mask_raw_timestamp(line: &str) -> String {
+    // "READ,1796161434317,5" -> "READ,<ts>,5"
+    let parts: Vec<&str> = line.split(',').collect();
+    if parts.len() == 3 && parts[1].len() >= 12 && parts[1].bytes().all(|b| b.is_ascii_digit()) {
+        return format!("{},<ts>,{}", parts[0], parts[2]);
+    }
+    line.to_string()
+}
+
+fn compare_report(what: &str, script: &str) {
+    let java = oracle(&["report"], Some(script));
+    let ours = our_report(script);
+    eprintln!(
+        "{what}: {} lines of YCSB's output compared",
+        java.lines().count()
+    );
+    assert_same(
+        what,
+        &normalise_status(&normalise(&java)),
+        &normalise_status(&normalise(&ours)),
+    );
+}
+
+/// Status lines carry the wall-clock time (23 characters after the label).
+fn normalise_status(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_status = false;
+    for line in text.lines() {
+        if line == "=== status" {
+            in_status = true;
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        if in_status {
+            in_status = false;
+            if let Some(i) = line.find(" sec: ") {
+                // label, timestamp, " <secs>"
+                let head = &line[..i];
+                let secs_at = head.rfind(' ').unwrap();
+                let stamp_end = secs_at;
+                let stamp_start = stamp_end.saturating_sub(23);
+                out.push_str(&format!(
+                    "{}<time>{}\n",
+                    &line[..stamp_start],
+                    &line[stamp_end..]
+                ));
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A deterministic spread of latencies (µs) with a tail.
+fn latencies(n: usize, seed: u64) -> Vec<u32> {
+    let mut r = JavaRandom::new(seed, 1);
+    (0..n)
+        .map(|_| {
+            let u = r.next_double();
+            (50.0 + 2000.0 * u * u * u * u) as u32 + if u > 0.995 { 150_000 } else { 0 }
+        })
+        .collect()
+}
+
+fn measure_lines(op: &str, kind: &str, values: &[u32]) -> String {
+    values
+        .iter()
+        .map(|v| format!("{kind} {op} {v}\n"))
+        .collect()
+}
+
+#[test]
+fn report_text_for_the_same_measurements() {
+    let mut script = String::new();
+    // The defaults: hdrhistogram, 95,99; blocks in the order of YCSB's map (READ, CLEANUP,
+    // UPDATE for workload A), return codes in the order of its map of statuses, an empty block.
+    script.push_str("begin\n");
+    script.push_str(&measure_lines("READ", "m", &latencies(5000, 1)));
+    script.push_str(&measure_lines("UPDATE", "m", &latencies(4000, 2)));
+    script.push_str(&measure_lines("CLEANUP", "m", &[3, 1, 4, 1, 5, 9, 2, 6]));
+    script.push_str(&measure_lines("READ-FAILED", "m", &[700, 800]));
+    for s in [
+        "OK",
+        "OK",
+        "NOT_FOUND",
+        "ERROR",
+        "UNEXPECTED_STATE",
+        "OK",
+        "BATCHED_OK",
+    ] {
+        script.push_str(&format!("s READ {s}\ns UPDATE {s}\n"));
+    }
+    script.push_str("s VERIFY OK\nsummary\nsummary\nexport 9000 3079\n");
+    // Many names: the map resizes (16 → 32 bins) and reorders.
+    script.push_str("begin hdrhistogram.percentiles=50,90,99.9,99.99,0,100\n");
+    for op in [
+        "READ",
+        "UPDATE",
+        "INSERT",
+        "SCAN",
+        "READ-MODIFY-WRITE",
+        "DELETE",
+        "CLEANUP",
+        "VERIFY",
+        "READ-FAILED",
+        "UPDATE-FAILED",
+        "INSERT-FAILED",
+        "SCAN-FAILED",
+        "READ-NOT_FOUND",
+        "UPDATE-ERROR",
+        "FLUSH",
+    ] {
+        script.push_str(&measure_lines(op, "m", &latencies(97, op.len() as u64)));
+        script.push_str(&format!("s {op} OK\n"));
+    }
+    script.push_str("export 15 1\n");
+    // measurement.interval: intended (the plain names), both (Intended-<OP>).
+    for mode in ["intended", "both"] {
+        script.push_str(&format!("begin measurement.interval={mode}\n"));
+        script.push_str(&measure_lines("READ", "m", &latencies(300, 3)));
+        script.push_str(&measure_lines("READ", "i", &latencies(300, 4)));
+        script.push_str(&measure_lines("UPDATE", "m", &[1, 2, 3]));
+        script.push_str("s READ OK\ns UPDATE OK\nsummary\nexport 300 1000\n");
+    }
+    // Zero and tie values (means that round half-even in the status line), zero runtime.
+    script.push_str("begin\n");
+    script.push_str(&measure_lines("READ", "m", &[0, 0, 0, 0, 0, 0, 0, 1]));
+    script.push_str(&measure_lines("SCAN", "m", &[0, 0, 0, 0, 0, 0, 0, 3]));
+    script.push_str("summary\nexport 8 0\n");
+    // The other measurement types.
+    for (kind, extra) in [
+        ("histogram", ""),
+        (
+            "histogram",
+            " histogram.buckets=20 measurement.histogram.verbose=true",
+        ),
+        ("hdrhistogram", " measurement.histogram.verbose=true"),
+        ("timeseries", " timeseries.granularity=100000000"),
+        ("raw", ""),
+        ("hdrhistogram+histogram", ""),
+        ("hdrhistogram+raw", " measurement.raw.no_summary=true"),
+    ] {
+        script.push_str(&format!("begin measurementtype={kind}{extra}\n"));
+        script.push_str(&measure_lines("READ", "m", &latencies(1000, 5)));
+        script.push_str(&measure_lines("UPDATE", "m", &latencies(10, 6)));
+        script.push_str(
+            "s READ OK\ns READ NOT_FOUND\ns INSERT OK\nsummary\nsummary\nexport 1010 2000\n",
+        );
+    }
+    compare_report("text reports", &script);
+}
+
+#[test]
+fn json_exporters_and_status_lines() {
+    let mut script = String::new();
+    for exporter in ["JSONMeasurementsExporter", "JSONArrayMeasurementsExporter"] {
+        script.push_str(&format!(
+            "begin exporter=site.ycsb.measurements.exporter.{exporter}\n"
+        ));
+        script.push_str(&measure_lines("READ", "m", &latencies(200, 7)));
+        script.push_str("s READ OK\ns UPDATE OK\nexport 200 1234\n");
+        script.push_str(&format!(
+            "begin exporter=site.ycsb.measurements.exporter.{exporter}\nexport 0 0\n"
+        ));
+    }
+    // Status lines: with and without a label, ops done and to do, the rate of the interval.
+    script.push_str("begin\n");
+    script.push_str(&measure_lines("READ", "m", &latencies(500, 8)));
+    script.push_str(&measure_lines("UPDATE", "m", &latencies(50, 9)));
+    script.push_str("status - 0 0 0 0 0/1000,0/1000\n");
+    script.push_str("status run1: 0 0 10000 0 5000/10000\n");
+    script.push_str(&measure_lines("READ", "m", &latencies(30, 10)));
+    script.push_str("status - 0 10000 20000 5000 9000/10000,4000/4000\n");
+    script.push_str("status - 0 0 3723001 0 123/99999999\n");
+    script.push_str("status - 0 0 999 0 100/100\n");
+    compare_report("JSON exporters and status lines", &script);
+}
+
+/// Our binary, as the other tests run it.
+fn ycsb_bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"));
+    c.current_dir(repo());
+    c
+}
+
+/// The report lines' (metric, measurement) pairs, with counts kept and latencies masked.
+fn report_shape(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('[') && l.matches(", ").count() >= 2)
+        .filter(|l| !l.starts_with("[TOTAL_GCS_") && !l.contains("_Epsilon_Heap]"))
+        .map(|l| {
+            let mut parts = l.splitn(3, ", ");
+            let (metric, measurement, value) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
+            let keep = measurement == "Operations"
+                || measurement.starts_with("Return=")
+                || metric.starts_with("[TOTAL_GC");
+            if keep {
+                format!("{metric}, {measurement}, {value}")
+            } else {
+                format!("{metric}, {measurement}")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn basic_binding_prints_what_basicdb_prints() {
+    let tool = ycsb_oracle();
+    // Load with dataintegrity: every key and value is deterministic, so the whole output up to
+    // the report is the same text, and so are the report's lines and counts.
+    let java = run_with_stdin(
+        tool.command(&[], "site.ycsb.Client").args([
+            "-load",
+            "-db",
+            "site.ycsb.BasicDB",
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "recordcount=40",
+            "-p",
+            "dataintegrity=true",
+            "-p",
+            "fieldlength=20",
+            "-threads",
+            "1",
+        ]),
+        None,
+    );
+    let ours = run_with_stdin(
+        ycsb_bin().args([
+            "load",
+            "basic",
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "recordcount=40",
+            "-p",
+            "dataintegrity=true",
+            "-p",
+            "fieldlength=20",
+            "-threads",
+            "1",
+        ]),
+        None,
+    );
+    let (java, ours) = (
+        String::from_utf8(java.stdout).unwrap(),
+        String::from_utf8(ours.stdout).unwrap(),
+    );
+    let split = |t: &str| {
+        let i = t.find("[OVERALL]").expect("a report");
+        (t[..i].to_string(), t[i..].to_string())
+    };
+    let ((jhead, jreport), (ohead, oreport)) = (split(&java), split(&ours));
+    assert_same("BasicDB load output", &jhead, &ohead);
+    assert_eq!(jhead.matches("INSERT usertable ").count(), 40);
+    assert_eq!(
+        report_shape(&jreport),
+        report_shape(&oreport),
+        "{jreport}\n{oreport}"
+    );
+
+    // A run of workload A (random keys): the report's blocks, in YCSB's order, with the same
+    // operation counts; one line per operation.
+    let args = [
+        "-P",
+        "workloads/workloada",
+        "-p",
+        "recordcount=1000",
+        "-p",
+        "operationcount=2000",
+        "-p",
+        "basicdb.verbose=false",
+        "-threads",
+        "4",
+    ];
+    let java = run_with_stdin(
+        tool.command(&[], "site.ycsb.Client")
+            .args(["-t", "-db", "site.ycsb.BasicDB"])
+            .args(args),
+        None,
+    );
+    let ours = run_with_stdin(ycsb_bin().args(["run", "basic"]).args(args), None);
+    let blocks = |t: &[u8]| -> Vec<String> {
+        report_shape(&String::from_utf8_lossy(t))
+            .into_iter()
+            .filter(|l| !l.contains("Operations, ") && !l.contains("Return="))
+            .collect()
+    };
+    assert_eq!(blocks(&java.stdout), blocks(&ours.stdout));
+    let ops = |t: &[u8]| -> u64 {
+        report_shape(&String::from_utf8_lossy(t))
+            .iter()
+            .filter(|l| {
+                l.starts_with("[READ], Operations, ") || l.starts_with("[UPDATE], Return=OK, ")
+            })
+            .map(|l| l.rsplit(", ").next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(ops(&java.stdout), 2000);
+    assert_eq!(ops(&ours.stdout), 2000);
+}
+
+#[test]
+fn shell_answers_as_the_command_line_does() {
+    let script = "help\nread user1\nread user1 field0 field1 field9\nscan user1 10\nscan user1 5 field3\ninsert user2 field0=a field1=b field2=c\nupdate user2 field1=x\ndelete user2\ntable\nbogus command\n\nquit\n";
+    let tool = ycsb_oracle();
+    let java = run_with_stdin(
+        tool.command(&[], "site.ycsb.CommandLine")
+            .args(["-db", "site.ycsb.BasicDB"]),
+        Some(script),
+    );
+    let ours = run_with_stdin(ycsb_bin().args(["shell", "basic"]), Some(script));
+    let mask = |t: &[u8]| -> String {
+        String::from_utf8_lossy(t)
+            .lines()
+            .map(|l| {
+                let trimmed = l.trim_start_matches("> ");
+                if trimmed.ends_with(" ms") && trimmed[..trimmed.len() - 3].parse::<u64>().is_ok() {
+                    format!("{}<n> ms\n", &l[..l.len() - trimmed.len()])
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    };
+    assert_same("shell", &mask(&java.stdout), &mask(&ours.stdout));
+}
+
+#[test]
+fn random_values_are_drawn_as_ycsb_draws_them() {
+    // One 32-bit draw per random field when the value is built (the rest inside the binding's
+    // call): the operation stream after inserts and updates stays in step with Java's.
+    let v = FieldValue::random(12, 0x1234_5678, 1);
+    assert_eq!(v.to_bytes().len(), 12);
+    compare_operations(
+        500,
+        &[
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "writeallfields=true",
+            "-p",
+            "insertproportion=0.3",
+        ],
+    );
+}
