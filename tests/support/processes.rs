@@ -176,7 +176,6 @@ impl ProcessCluster {
         match std::env::var("HBASE_CRASH_HBASE_VERSION") {
             Ok(v) if !v.trim().is_empty() => {
                 let jars = format!("{root}/target/hbase-crash-jars");
-                let _ = std::fs::create_dir_all(&jars);
                 c.env("HBASE_LOCAL_HBASE_VERSION", v.trim())
                     .env("HBASE_LOCAL_LIB_DIR", format!("{jars}/{}", v.trim()));
             }
