@@ -1,4 +1,8 @@
 //! Errors: one enum for everything the client can report, and a coarse [`ErrorKind`] to match on.
+//! What each error means for retrying (its kind, which cached locations it invalidates, how
+//! long to pause, whether to retry at all) is decided in one place: [`exceptions`].
+
+pub(crate) mod exceptions;
 
 use std::time::Duration;
 
@@ -7,6 +11,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What a caller can do about an error. Match on [`Error::kind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The region is not served where the client thought (split, moved, opening). The client
     /// relocates and retries these itself; a caller sees them only once retries run out.
@@ -18,8 +23,14 @@ pub enum ErrorKind {
     NotFound,
     /// The request can never succeed as sent: the server said so, or the input was invalid.
     DoNotRetry,
-    /// A deadline passed: the RPC timeout, the operation timeout, or a connect timeout.
+    /// A deadline passed: the RPC timeout, the operation timeout, or a connect timeout. For a
+    /// write, the server never got it (otherwise the kind is [`ErrorKind::OutcomeUnknown`]).
     Timeout,
+    /// A write may or may not have been applied: an attempt reached the server (or may have)
+    /// and its answer was lost, and the client could not find out. Read the row to know. A
+    /// retried increment, append or check-and-mutate is never applied twice (nonces); a
+    /// retried put or delete may be, which is harmless for them.
+    OutcomeUnknown,
 }
 
 /// An exception raised by an HBase server, as sent in the RPC response.
@@ -50,6 +61,37 @@ impl RemoteException {
     pub fn first_line(&self) -> &str {
         self.message.lines().next().unwrap_or("")
     }
+
+    /// A per-action or per-region exception of a `Multi` response: only a class name and the
+    /// stringified exception (no flags; the class says what it is, see `exceptions`).
+    pub(crate) fn from_name_and_message(class_name: String, message: String) -> RemoteException {
+        let mut e = RemoteException {
+            class_name,
+            message,
+            moved_to: None,
+            do_not_retry: false,
+            server_overloaded: false,
+        };
+        if exceptions::remote_verdict(&e).cache == exceptions::CacheAction::MovedTo {
+            e.moved_to = parse_moved_message(&e.message);
+        }
+        e
+    }
+}
+
+/// RegionMovedException's message: `Region moved to: hostname=H port=P startCode=S. …`.
+fn parse_moved_message(message: &str) -> Option<String> {
+    let host = message
+        .split("hostname=")
+        .nth(1)?
+        .split_whitespace()
+        .next()?;
+    let port = message
+        .split("port=")
+        .nth(1)?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?;
+    Some(format!("{host}:{port}"))
 }
 
 impl std::fmt::Display for RemoteException {
@@ -70,6 +112,7 @@ pub struct FailedMutation {
 
 /// Every failure the client reports.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The table does not exist.
     #[error("table {0} does not exist")]
@@ -85,7 +128,27 @@ pub enum Error {
         /// What it raised.
         exception: RemoteException,
     },
-    /// A TCP connection could not be made or failed while in use.
+    /// A TCP connection could not be made (refused, unreachable, or no handshake within the
+    /// connect timeout).
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        /// The server, `host:port`.
+        addr: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Connecting to this server failed moments ago; it is not tried again until the
+    /// failed-server expiry passes (`ClientConfigBuilder::failed_server_expiry`), so callers
+    /// fail fast and look the region up again.
+    #[error("{addr} failed recently ({reason}); not connecting again yet")]
+    RecentlyFailed {
+        /// The server, `host:port`.
+        addr: String,
+        /// Why the last connect failed.
+        reason: String,
+    },
+    /// A TCP connection failed while in use.
     #[error("connection to {addr} failed: {source}")]
     Connection {
         /// The server, `host:port`.
@@ -154,29 +217,30 @@ pub enum Error {
         #[source]
         last: Box<Error>,
     },
+    /// A write failed after an attempt that may have been applied (its request may have
+    /// reached the server, and no answer came). See [`ErrorKind::OutcomeUnknown`].
+    #[error(
+        "outcome unknown after {attempts} attempts (an attempt may have been applied): {last}"
+    )]
+    OutcomeUnknown {
+        /// Attempts made.
+        attempts: u32,
+        /// The error that ended the operation.
+        #[source]
+        last: Box<Error>,
+    },
 }
 
 impl Error {
     /// What a caller can do about this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::TableNotFound(_) => ErrorKind::NotFound,
-            Error::Remote { exception, .. } => remote_kind(exception),
-            Error::Connection { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => {
-                ErrorKind::Timeout
-            }
-            Error::Connection { .. } | Error::ConnectionClosed { .. } => ErrorKind::Retryable,
-            Error::ZooKeeper { .. } => ErrorKind::Retryable,
-            Error::Timeout { .. } => ErrorKind::Timeout,
-            Error::Protocol(_) => ErrorKind::Retryable,
-            Error::RegionOffline { .. } => ErrorKind::RegionMoved,
-            Error::InvalidInput(_) | Error::ProcedureFailed { .. } | Error::TableDisabled(_) => {
-                ErrorKind::DoNotRetry
-            }
             Error::RetriesExhausted { last, .. } => last.kind(),
+            Error::OutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
             Error::MutationsFailed { failures } => failures
                 .first()
                 .map_or(ErrorKind::Retryable, |f| f.error.kind()),
+            e => exceptions::verdict(e).kind,
         }
     }
 
@@ -193,6 +257,14 @@ impl Error {
             Error::Remote { server, exception } => Error::Remote {
                 server: server.clone(),
                 exception: exception.clone(),
+            },
+            Error::Connect { addr, source } => Error::Connect {
+                addr: addr.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::RecentlyFailed { addr, reason } => Error::RecentlyFailed {
+                addr: addr.clone(),
+                reason: reason.clone(),
             },
             Error::Connection { addr, source } => Error::Connection {
                 addr: addr.clone(),
@@ -223,6 +295,10 @@ impl Error {
                 attempts: *attempts,
                 last: Box::new(last.duplicate()),
             },
+            Error::OutcomeUnknown { attempts, last } => Error::OutcomeUnknown {
+                attempts: *attempts,
+                last: Box::new(last.duplicate()),
+            },
             Error::MutationsFailed { failures } => Error::MutationsFailed {
                 failures: failures
                     .iter()
@@ -235,16 +311,15 @@ impl Error {
         }
     }
 
-    /// The region was not where the client looked, or had no server: the cue to check
-    /// whether its table was disabled.
-    pub(crate) fn is_region_unavailable(&self) -> bool {
-        match self {
-            Error::RegionOffline { .. } => true,
-            Error::Remote { exception, .. } => matches!(
-                exception.short_class_name(),
-                "NotServingRegionException" | "RegionMovedException"
-            ),
-            _ => false,
+    /// A per-action or per-region exception of a `Multi` response from `server`.
+    pub(crate) fn from_action_exception(server: &str, pair: hbase_proto::NameBytesPair) -> Error {
+        let message = pair
+            .value
+            .map(|v| String::from_utf8_lossy(&v).into_owned())
+            .unwrap_or_default();
+        Error::Remote {
+            server: server.to_string(),
+            exception: RemoteException::from_name_and_message(pair.name, message),
         }
     }
 
@@ -252,53 +327,12 @@ impl Error {
     pub fn remote(&self) -> Option<&RemoteException> {
         match self {
             Error::Remote { exception, .. } => Some(exception),
-            Error::RetriesExhausted { last, .. } => last.remote(),
+            Error::RetriesExhausted { last, .. } | Error::OutcomeUnknown { last, .. } => {
+                last.remote()
+            }
             _ => None,
         }
     }
-}
-
-fn remote_kind(e: &RemoteException) -> ErrorKind {
-    match e.short_class_name() {
-        "NotServingRegionException"
-        | "RegionMovedException"
-        | "RegionOpeningException"
-        | "RegionServerStoppedException"
-        | "RegionServerAbortedException"
-        | "ServerNotRunningYetException" => ErrorKind::RegionMoved,
-        "TableNotFoundException" | "NamespaceNotFoundException" | "UnknownRegionException" => {
-            ErrorKind::NotFound
-        }
-        "CallTimeoutException" | "OperationTimeoutExceededException" => ErrorKind::Timeout,
-        _ if e.do_not_retry => ErrorKind::DoNotRetry,
-        _ if is_do_not_retry_class(e.short_class_name()) => ErrorKind::DoNotRetry,
-        _ => ErrorKind::Retryable,
-    }
-}
-
-/// Exceptions that extend DoNotRetryIOException on the server; older servers may not set the
-/// `do_not_retry` flag, so the names matter too.
-fn is_do_not_retry_class(short: &str) -> bool {
-    matches!(
-        short,
-        "DoNotRetryIOException"
-            | "TableExistsException"
-            | "TableNotEnabledException"
-            | "TableNotDisabledException"
-            | "NoSuchColumnFamilyException"
-            | "UnknownScannerException"
-            | "OutOfOrderScannerNextException"
-            | "FailedSanityCheckException"
-            | "RequestTooBigException"
-            | "AccessDeniedException"
-            | "UnsupportedCellCodecException"
-            | "UnsupportedCompressionCodecException"
-            | "InvalidFamilyOperationException"
-            | "NamespaceExistException"
-            | "ConstraintException"
-            | "CorruptHFileException"
-            | "IllegalArgumentIOException"
-    )
 }
 
 #[cfg(test)]
@@ -336,5 +370,17 @@ mod tests {
         };
         assert_eq!(wrapped.kind(), ErrorKind::Retryable);
         assert!(wrapped.remote().is_some());
+    }
+
+    #[test]
+    fn moved_message_parses() {
+        let m = "Region moved to: hostname=127.0.0.1 port=40279 startCode=17960. As of locationSeqNum=12.";
+        assert_eq!(parse_moved_message(m).as_deref(), Some("127.0.0.1:40279"));
+        assert_eq!(parse_moved_message("nothing"), None);
+        let e = RemoteException::from_name_and_message(
+            "org.apache.hadoop.hbase.exceptions.RegionMovedException".into(),
+            m.into(),
+        );
+        assert_eq!(e.moved_to.as_deref(), Some("127.0.0.1:40279"));
     }
 }

@@ -1,20 +1,66 @@
 //! Running many actions of one table as `Multi` RPCs: one per server per round, with a
-//! `RegionAction` per region. Failed actions are retried (after relocation) in later rounds;
-//! actions that succeeded are never sent again.
+//! `RegionAction` per region. A round is one attempt of the runtime's retrying caller: failed
+//! actions are retried (after relocation) in later rounds; actions that succeeded, or failed
+//! for good, are never sent again.
+//!
+//! Each increment and append gets a nonce before the first round and keeps it in every round
+//! (`MultiRequest.nonceGroup` and its own `MutationProto.nonce`), so the server applies it once.
+//! Each write remembers whether a round left it unanswered: if it finally fails, its outcome
+//! is unknown; an increment or append is then retried only on the server that got it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Instant;
+use std::future::Future;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 
-use crate::client::ClientInner;
-use crate::error::{Error, RemoteException, Result};
+use crate::error::exceptions::{PauseClass, Retry};
+use crate::error::{Error, ErrorKind, Result};
 use crate::ops::{region_specifier, result_from_proto, Action, ActionResult};
 use crate::region::{Location, ServerName, TableName};
-use crate::retry::{recovery, Recovery};
 use crate::rpc::cellblock::CellBlockReader;
-use crate::rpc::frame::{RequestMeta, Service};
+use crate::rpc::connection::Delivery;
+use crate::rpc::frame::Service;
+use crate::runtime::caller::{Attempt, CallOptions, Idempotency, Operation, Place};
+use crate::runtime::locator::Seek;
+use crate::runtime::{new_nonce, Runtime};
+
+/// Runs `actions` against `table`; returns one outcome per action, in order.
+pub(crate) async fn run(
+    rt: &Runtime,
+    opts: &CallOptions,
+    table: &TableName,
+    actions: &[Action],
+) -> Vec<Result<ActionResult>> {
+    let mut batch = Batch::new(rt, table, actions);
+    // The batch tracks each write's delivery itself; the operation paces the rounds.
+    let op = Operation::new(rt, opts, Idempotency::Read).on_table(table);
+    if let Err(end) = op.retry_with(&mut batch).await {
+        batch.give_up(&end);
+    }
+    batch
+        .outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Err(Error::Protocol("action left without an outcome".into()))))
+        .collect()
+}
+
+/// One action's state across rounds.
+struct Tracked {
+    nonce: Option<u64>,
+    /// The error of its last failed round.
+    last: Option<Error>,
+    /// A round that left this write unanswered: the server and the error.
+    unanswered: Option<(String, Error)>,
+}
+
+struct Batch<'a> {
+    rt: &'a Runtime,
+    table: &'a TableName,
+    actions: &'a [Action],
+    tracked: Vec<Tracked>,
+    outcomes: Vec<Option<Result<ActionResult>>>,
+    pending: Vec<usize>,
+}
 
 /// One server's share of a round: its regions, each with the indexes of its actions.
 struct ServerBatch {
@@ -22,293 +68,307 @@ struct ServerBatch {
     regions: Vec<(Location, Vec<usize>)>,
 }
 
-/// Runs `actions` against `table`; returns one outcome per action, in order.
-pub(crate) async fn run(
-    inner: &Arc<ClientInner>,
-    table: &TableName,
-    actions: &[Action],
-    deadline: Instant,
-) -> Vec<Result<ActionResult>> {
-    let mut outcomes: Vec<Option<Result<ActionResult>>> = Vec::with_capacity(actions.len());
-    let mut pending = Vec::with_capacity(actions.len());
-    for (i, action) in actions.iter().enumerate() {
-        match action.validate(inner.config.keyvalue_max_size) {
-            Ok(()) => {
-                outcomes.push(None);
-                pending.push(i);
-            }
-            Err(e) => outcomes.push(Some(Err(e))),
-        }
+impl Attempt for Batch<'_> {
+    type Output = ();
+
+    fn attempt(&mut self, op: &Operation<'_>) -> impl Future<Output = Result<()>> + Send {
+        self.round(op)
     }
-    let mut round = 0u32;
-    while !pending.is_empty() {
-        round += 1;
-        let mut failed: Vec<(usize, Error)> = Vec::new();
-        let batches = group_by_server(inner, table, actions, &pending, deadline, &mut failed).await;
-        let sends = batches
-            .into_iter()
-            .map(|b| send(inner, actions, b, deadline));
-        for (idx, outcome) in futures_util::future::join_all(sends)
-            .await
-            .into_iter()
-            .flatten()
-        {
-            match outcome {
-                Ok(r) => outcomes[idx] = Some(Ok(r)),
-                Err(e) => failed.push((idx, e)),
-            }
-        }
-        pending.clear();
-        let mut pause = None;
-        let disabled = round >= 2
-            && failed.iter().any(|(_, e)| e.is_region_unavailable())
-            && crate::table::table_disabled(inner, table).await;
-        for (idx, e) in failed {
-            if disabled && e.is_region_unavailable() {
-                outcomes[idx] = Some(Err(Error::TableDisabled(table.to_string())));
-                continue;
-            }
-            if recovery(&e) == Recovery::Fail {
-                outcomes[idx] = Some(Err(e));
-                continue;
-            }
-            match inner.retry_policy.next_pause(round, &e) {
-                Some(p) if Instant::now() + p < deadline => {
-                    pause = pause.max(Some(p));
-                    pending.push(idx);
-                }
-                _ => {
-                    outcomes[idx] = Some(Err(Error::RetriesExhausted {
-                        attempts: round,
-                        last: Box::new(e),
-                    }))
-                }
-            }
-        }
-        if let Some(p) = pause {
-            tracing::debug!(%table, round, retrying = pending.len(), ?p, "batch round had failures");
-            tokio::time::sleep(p).await;
-        }
-    }
-    outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or_else(|| Err(Error::Protocol("action left without an outcome".into()))))
-        .collect()
 }
 
-async fn group_by_server(
-    inner: &ClientInner,
-    table: &TableName,
-    actions: &[Action],
-    pending: &[usize],
-    deadline: Instant,
-    failed: &mut Vec<(usize, Error)>,
-) -> Vec<ServerBatch> {
-    let mut by_server: HashMap<ServerName, HashMap<bytes::Bytes, (Location, Vec<usize>)>> =
-        HashMap::new();
-    let limit = inner.config.operation_timeout;
-    for &idx in pending {
-        // Bounded by the batch's deadline: with meta unreachable, every action fails by then
-        // instead of each waiting out its own lookup.
-        let located = inner
-            .locator
-            .locate_before(table, actions[idx].row(), deadline, limit)
-            .await;
-        match located {
-            Ok(loc) => {
-                let regions = by_server.entry(loc.server.clone()).or_default();
-                regions
-                    .entry(loc.region.name.clone())
-                    .or_insert_with(|| (loc.clone(), Vec::new()))
-                    .1
-                    .push(idx);
+impl<'a> Batch<'a> {
+    fn new(rt: &'a Runtime, table: &'a TableName, actions: &'a [Action]) -> Batch<'a> {
+        let mut outcomes = Vec::with_capacity(actions.len());
+        let mut pending = Vec::with_capacity(actions.len());
+        for (i, action) in actions.iter().enumerate() {
+            match action.validate(rt.config.keyvalue_max_size) {
+                Ok(()) => {
+                    outcomes.push(None);
+                    pending.push(i);
+                }
+                Err(e) => outcomes.push(Some(Err(e))),
             }
-            Err(e) => failed.push((idx, e)),
         }
-    }
-    by_server
-        .into_iter()
-        .map(|(server, regions)| ServerBatch {
-            server,
-            regions: regions.into_values().collect(),
-        })
-        .collect()
-}
-
-/// Sends one server's Multi and maps every action to its outcome.
-async fn send(
-    inner: &Arc<ClientInner>,
-    actions: &[Action],
-    batch: ServerBatch,
-    deadline: Instant,
-) -> Vec<(usize, Result<ActionResult>)> {
-    let mut cellblock = BytesMut::new();
-    let mut req = hbase_proto::MultiRequest::default();
-    let mut order: Vec<usize> = Vec::new();
-    for (loc, idxs) in &batch.regions {
-        let mut ra = hbase_proto::RegionAction {
-            region: region_specifier(&loc.region.name),
-            ..Default::default()
-        };
-        for &idx in idxs {
-            ra.action
-                .push(actions[idx].to_proto(order.len() as u32, &mut cellblock));
-            order.push(idx);
-        }
-        req.region_action.push(ra);
-    }
-    let fail_all = |e: &Error| {
-        order
+        let tracked = actions
             .iter()
-            .map(|&i| (i, Err(e.duplicate())))
-            .collect::<Vec<_>>()
-    };
-    let conn = match inner.pool.get(&batch.server, Service::Client).await {
-        Ok(c) => c,
-        Err(e) => {
-            inner.locator.cache().invalidate_server(&batch.server);
-            return fail_all(&e);
+            .map(|a| Tracked {
+                nonce: a.needs_nonce().then(new_nonce),
+                last: None,
+                unanswered: None,
+            })
+            .collect();
+        Batch {
+            rt,
+            table,
+            actions,
+            tracked,
+            outcomes,
+            pending,
         }
-    };
-    let timeout = inner
-        .config
-        .rpc_timeout
-        .min(deadline.saturating_duration_since(Instant::now()))
-        .max(std::time::Duration::from_millis(1));
-    let meta = RequestMeta {
-        method: "Multi",
-        timeout_ms: timeout.as_millis() as u32,
-        priority: 0,
-    };
-    let cb = (!cellblock.is_empty()).then_some(&cellblock[..]);
-    let body = match conn.call(meta, &req, cb, timeout).await {
-        Ok(body) => body,
-        Err(e) => {
-            inner.forget_stale(
-                &batch.server,
-                &conn,
-                batch.regions.iter().map(|(l, _)| l),
-                &e,
-            );
-            return fail_all(&e);
-        }
-    };
-    let resp: hbase_proto::MultiResponse = match body.decode() {
-        Ok(r) => r,
-        Err(e) => return fail_all(&e),
-    };
-    let mut cells = CellBlockReader::new(body.cellblock);
-    let mut out = Vec::with_capacity(order.len());
-    let server = batch.server.address();
-    for ((loc, idxs), rar) in batch.regions.iter().zip(resp.region_action_result) {
-        if let Some(ex) = rar.exception {
-            let e = remote_from_pair(&server, ex);
-            inner.forget_stale(&batch.server, &conn, [loc], &e);
-            out.extend(idxs.iter().map(|&i| (i, Err(e.duplicate()))));
-            continue;
-        }
-        let mut seen = vec![false; idxs.len()];
-        for roe in rar.result_or_exception {
-            let Some(pos) = roe.index.map(|i| i as usize).filter(|&i| i < order.len()) else {
-                continue;
-            };
-            let idx = order[pos];
-            if let Some(k) = idxs.iter().position(|&i| i == idx) {
-                seen[k] = true;
-            }
-            let outcome = if let Some(ex) = roe.exception {
-                let e = remote_from_pair(&server, ex);
-                inner.forget_stale(&batch.server, &conn, [loc], &e);
-                Err(e)
-            } else {
-                match (&actions[idx], roe.result) {
-                    (Action::Get(_), Some(r)) => result_from_proto(r, &mut cells)
-                        .map(|row| ActionResult::Row((!row.is_empty()).then_some(row))),
-                    (Action::Get(_), None) => Ok(ActionResult::Row(None)),
-                    (_, Some(r)) => {
-                        // Mutations may carry (empty) results; keep the cell block in step.
-                        result_from_proto(r, &mut cells).map(|_| ActionResult::Done)
+    }
+
+    /// One round: every pending action sent once. Fails (with the error that sets the pause)
+    /// when actions are left to retry.
+    async fn round(&mut self, op: &Operation<'_>) -> Result<()> {
+        let mut failed: Vec<(usize, Error)> = Vec::new();
+        let batches = self.group_by_server(op, &mut failed).await;
+        let sends = batches.into_iter().map(|b| self.send(op, b));
+        for results in futures_util::future::join_all(sends).await {
+            for (idx, outcome, delivery) in results {
+                match outcome {
+                    Ok(r) => self.outcomes[idx] = Some(Ok(r)),
+                    Err(e) => {
+                        if let Some((server, Delivery::Unknown)) = &delivery {
+                            let t = &mut self.tracked[idx];
+                            if self.actions[idx].is_write() && t.unanswered.is_none() {
+                                t.unanswered = Some((server.clone(), e.duplicate()));
+                            }
+                        }
+                        failed.push((idx, e));
                     }
-                    (_, None) => Ok(ActionResult::Done),
+                }
+            }
+        }
+        self.pending.clear();
+        let mut pacing: Option<Error> = None;
+        for (idx, e) in failed {
+            let verdict = crate::error::exceptions::verdict(&e);
+            if verdict.retry != Retry::Yes {
+                let e = self.unknown_if_unanswered(idx, e);
+                self.outcomes[idx] = Some(Err(e));
+                continue;
+            }
+            if pacing.as_ref().is_none_or(|p| paces_harder(&e, p)) {
+                pacing = Some(e.duplicate());
+            }
+            self.tracked[idx].last = Some(e);
+            self.pending.push(idx);
+        }
+        match pacing {
+            None => Ok(()),
+            Some(e) => {
+                tracing::debug!(table = %self.table, retrying = self.pending.len(), error = %e, "batch round had failures");
+                Err(e)
+            }
+        }
+    }
+
+    /// The pending actions' regions, grouped by server; actions that cannot be located (or
+    /// must not go where they are now) fail this round.
+    async fn group_by_server(
+        &self,
+        op: &Operation<'_>,
+        failed: &mut Vec<(usize, Error)>,
+    ) -> Vec<ServerBatch> {
+        let mut by_server: HashMap<ServerName, HashMap<Bytes, (Location, Vec<usize>)>> =
+            HashMap::new();
+        for &idx in &self.pending {
+            let row = self.actions[idx].row();
+            let located = self
+                .rt
+                .locator
+                .seek(self.table, Seek::Row(row), op.deadline())
+                .await;
+            let loc = match located {
+                Ok(loc) => loc,
+                Err(e) => {
+                    failed.push((idx, e));
+                    continue;
                 }
             };
-            out.push((idx, outcome));
+            // A nonce is known only to the server that got it.
+            if let (Some(_), Some((at, e))) =
+                (self.tracked[idx].nonce, &self.tracked[idx].unanswered)
+            {
+                if *at != loc.server.address() {
+                    failed.push((
+                        idx,
+                        Error::OutcomeUnknown {
+                            attempts: 1,
+                            last: Box::new(e.duplicate()),
+                        },
+                    ));
+                    continue;
+                }
+            }
+            by_server
+                .entry(loc.server.clone())
+                .or_default()
+                .entry(loc.region.name.clone())
+                .or_insert_with(|| (loc.clone(), Vec::new()))
+                .1
+                .push(idx);
         }
-        for (k, &idx) in idxs.iter().enumerate() {
-            if !seen[k] {
-                out.push((
-                    idx,
-                    Err(Error::Protocol(
-                        "server returned no result for an action".into(),
-                    )),
+        by_server
+            .into_iter()
+            .map(|(server, regions)| ServerBatch {
+                server,
+                regions: regions.into_values().collect(),
+            })
+            .collect()
+    }
+
+    /// Sends one server's Multi and maps every action to its outcome (and, for a failed call,
+    /// whether it can have reached the server).
+    async fn send(
+        &self,
+        op: &Operation<'_>,
+        batch: ServerBatch,
+    ) -> Vec<(usize, Result<ActionResult>, Option<(String, Delivery)>)> {
+        let mut cellblock = BytesMut::new();
+        let mut req = hbase_proto::MultiRequest::default();
+        let mut order: Vec<usize> = Vec::new();
+        for (loc, idxs) in &batch.regions {
+            let mut ra = hbase_proto::RegionAction {
+                region: region_specifier(&loc.region.name),
+                ..Default::default()
+            };
+            for &idx in idxs {
+                let nonce = self.tracked[idx].nonce;
+                ra.action.push(self.actions[idx].to_proto(
+                    order.len() as u32,
+                    nonce,
+                    &mut cellblock,
                 ));
+                order.push(idx);
+            }
+            req.region_action.push(ra);
+        }
+        if order.iter().any(|&i| self.tracked[i].nonce.is_some()) {
+            req.nonce_group = Some(self.rt.nonce_group);
+        }
+        let server = batch.server.address();
+        let fail_all = |e: &Error, delivery: Delivery| {
+            order
+                .iter()
+                .map(|&i| (i, Err(e.duplicate()), Some((server.clone(), delivery))))
+                .collect::<Vec<_>>()
+        };
+        let locs: Vec<Location> = batch.regions.iter().map(|(l, _)| l.clone()).collect();
+        let conn = match self
+            .rt
+            .pool
+            .get(&batch.server, Service::Client, op.deadline())
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                op.observe(&e, Place::Server(&batch.server), Delivery::NotSent);
+                return fail_all(&e, Delivery::NotSent);
+            }
+        };
+        let ep = op.data_endpoint(batch.server.clone(), conn);
+        let cb = (!cellblock.is_empty()).then_some(&cellblock[..]);
+        let body = match op
+            .call_raw(&ep, Place::Regions(&locs), "Multi", &req, cb)
+            .await
+        {
+            Ok(body) => body,
+            Err(failed) => return fail_all(&failed.error, failed.delivery),
+        };
+        let resp: hbase_proto::MultiResponse = match body.decode() {
+            Ok(r) => r,
+            Err(e) => return fail_all(&e, Delivery::Unknown),
+        };
+        let mut cells = CellBlockReader::new(body.cellblock);
+        let mut out = Vec::with_capacity(order.len());
+        for ((loc, idxs), rar) in batch.regions.iter().zip(resp.region_action_result) {
+            let here = std::slice::from_ref(loc);
+            if let Some(ex) = rar.exception {
+                let e = Error::from_action_exception(&server, ex);
+                op.observe(&e, Place::Regions(here), Delivery::Answered);
+                out.extend(idxs.iter().map(|&i| (i, Err(e.duplicate()), None)));
+                continue;
+            }
+            let mut seen = vec![false; idxs.len()];
+            for roe in rar.result_or_exception {
+                let Some(pos) = roe.index.map(|i| i as usize).filter(|&i| i < order.len()) else {
+                    continue;
+                };
+                let idx = order[pos];
+                if let Some(k) = idxs.iter().position(|&i| i == idx) {
+                    seen[k] = true;
+                }
+                let outcome = if let Some(ex) = roe.exception {
+                    let e = Error::from_action_exception(&server, ex);
+                    op.observe(&e, Place::Regions(here), Delivery::Answered);
+                    Err(e)
+                } else {
+                    match (&self.actions[idx], roe.result) {
+                        (Action::Put(_) | Action::Delete(_), Some(r)) => {
+                            // Mutations may carry (empty) results; keep the cell block in step.
+                            result_from_proto(r, &mut cells).map(|_| ActionResult::Done)
+                        }
+                        (Action::Put(_) | Action::Delete(_), None) => Ok(ActionResult::Done),
+                        (_, Some(r)) => result_from_proto(r, &mut cells)
+                            .map(|row| ActionResult::Row((!row.is_empty()).then_some(row))),
+                        (_, None) => Ok(ActionResult::Row(None)),
+                    }
+                };
+                out.push((idx, outcome, None));
+            }
+            for (k, &idx) in idxs.iter().enumerate() {
+                if !seen[k] {
+                    let e = Error::Protocol("server returned no result for an action".into());
+                    out.push((idx, Err(e), None));
+                }
             }
         }
+        // Regions the server left out of its answer.
+        let answered: std::collections::HashSet<usize> = out.iter().map(|(i, ..)| *i).collect();
+        for &idx in &order {
+            if !answered.contains(&idx) {
+                let e = Error::Protocol("server returned no result for a region".into());
+                out.push((idx, Err(e), None));
+            }
+        }
+        out
     }
-    // Regions or actions the server left out of its answer.
-    let answered: std::collections::HashSet<usize> = out.iter().map(|(i, _)| *i).collect();
-    for &idx in &order {
-        if !answered.contains(&idx) {
-            out.push((
-                idx,
-                Err(Error::Protocol(
-                    "server returned no result for a region".into(),
-                )),
-            ));
+
+    /// A write that an unanswered round may have applied fails as an unknown outcome.
+    fn unknown_if_unanswered(&self, idx: usize, e: Error) -> Error {
+        match &self.tracked[idx].unanswered {
+            Some(_) if !matches!(e, Error::OutcomeUnknown { .. }) => Error::OutcomeUnknown {
+                attempts: 1,
+                last: Box::new(e),
+            },
+            _ => e,
         }
     }
-    out
-}
 
-/// A per-action or per-region exception of a Multi response.
-fn remote_from_pair(server: &str, pair: hbase_proto::NameBytesPair) -> Error {
-    let message = pair
-        .value
-        .map(|v| String::from_utf8_lossy(&v).into_owned())
-        .unwrap_or_default();
-    let short = pair.name.rsplit('.').next().unwrap_or("").to_string();
-    let moved_to = (short == "RegionMovedException")
-        .then(|| parse_moved_message(&message))
-        .flatten();
-    Error::Remote {
-        server: server.to_string(),
-        exception: RemoteException {
-            server_overloaded: matches!(
-                short.as_str(),
-                "CallQueueTooBigException" | "CallDroppedException"
-            ),
-            do_not_retry: false,
-            class_name: pair.name,
-            message,
-            moved_to,
-        },
+    /// The operation ended with `end` (retries or time ran out, or the table is disabled):
+    /// every action still pending fails, with its own last error inside.
+    fn give_up(&mut self, end: &Error) {
+        for idx in std::mem::take(&mut self.pending) {
+            let last = self.tracked[idx].last.take();
+            let e = match (end, last) {
+                (Error::RetriesExhausted { attempts, .. }, Some(last)) => Error::RetriesExhausted {
+                    attempts: *attempts,
+                    last: Box::new(last),
+                },
+                (Error::Timeout { after, .. }, Some(last)) => Error::Timeout {
+                    what: format!("batch on {} (last error: {last})", self.table),
+                    after: *after,
+                },
+                (end, _) => end.duplicate(),
+            };
+            self.outcomes[idx] = Some(Err(self.unknown_if_unanswered(idx, e)));
+        }
     }
 }
 
-/// RegionMovedException's message: `Region moved to: hostname=H port=P startCode=S. …`.
-fn parse_moved_message(message: &str) -> Option<String> {
-    let host = message
-        .split("hostname=")
-        .nth(1)?
-        .split_whitespace()
-        .next()?;
-    let port = message
-        .split("port=")
-        .nth(1)?
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?;
-    Some(format!("{host}:{port}"))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn moved_message_parses() {
-        let m = "Region moved to: hostname=127.0.0.1 port=40279 startCode=17960. As of locationSeqNum=12.";
-        assert_eq!(
-            super::parse_moved_message(m).as_deref(),
-            Some("127.0.0.1:40279")
-        );
-        assert_eq!(super::parse_moved_message("nothing"), None);
-    }
+/// True when `e` calls for a longer pause than `than` (overloaded servers first), or the same
+/// pause but says a region is unavailable (which lets the table-state check run).
+fn paces_harder(e: &Error, than: &Error) -> bool {
+    let rank = |e: &Error| {
+        let v = crate::error::exceptions::verdict(e);
+        let pause = match v.pause {
+            PauseClass::Overloaded => 3,
+            PauseClass::Throttled => 2,
+            PauseClass::Normal => 1,
+            PauseClass::Immediate => 0,
+        };
+        (pause, v.kind == ErrorKind::RegionMoved)
+    };
+    rank(e) > rank(than)
 }

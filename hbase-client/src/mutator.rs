@@ -16,14 +16,14 @@
 //! always ends. Thousands of mutators with large buffers stay within the bound.
 
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, Notify};
 
-use crate::client::ClientInner;
 use crate::error::{Error, FailedMutation, Result};
 use crate::ops::{Action, Mutation};
 use crate::region::TableName;
+use crate::runtime::Runtime;
 
 /// Called with each mutation that failed for good.
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
@@ -168,7 +168,9 @@ struct State {
 
 /// What the flusher task shares with the handles.
 struct Core {
-    inner: Arc<ClientInner>,
+    inner: Arc<Runtime>,
+    /// The client's bound on what all its mutators hold.
+    budget: Arc<WriteBudget>,
     table: TableName,
     config: MutatorConfig,
     write_buffer_size: usize,
@@ -192,10 +194,7 @@ impl Drop for Handle {
     fn drop(&mut self) {
         let st = self.core.lock();
         if st.buffered_bytes > 0 {
-            self.core
-                .inner
-                .write_budget
-                .release(st.buffered_bytes, false);
+            self.core.budget.release(st.buffered_bytes, false);
         }
         if !st.closed && !st.buffer.is_empty() {
             let msg = format!(
@@ -205,7 +204,6 @@ impl Drop for Handle {
                 st.buffered_bytes
             );
             tracing::error!("{msg}");
-            eprintln!("hbase-client: {msg}");
         }
     }
 }
@@ -220,7 +218,8 @@ pub struct BufferedMutator {
 
 impl BufferedMutator {
     pub(crate) fn new(
-        inner: Arc<ClientInner>,
+        inner: Arc<Runtime>,
+        budget: Arc<WriteBudget>,
         table: TableName,
         config: MutatorConfig,
     ) -> BufferedMutator {
@@ -230,6 +229,7 @@ impl BufferedMutator {
             .unwrap_or(inner.config.write_buffer_size);
         let core = Arc::new(Core {
             inner,
+            budget,
             table,
             config,
             write_buffer_size,
@@ -239,7 +239,7 @@ impl BufferedMutator {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(flusher(core.clone(), rx));
         let handle = Arc::new(Handle { core, batches: tx });
-        handle.core.inner.write_budget.register(&handle);
+        handle.core.budget.register(&handle);
         if let Some(interval) = periodic {
             tokio::spawn(periodic_flusher(Arc::downgrade(&handle), interval));
         }
@@ -271,7 +271,7 @@ impl BufferedMutator {
             {
                 let mut st = core.lock();
                 if st.closed {
-                    core.inner.write_budget.release(size, false);
+                    core.budget.release(size, false);
                     return Err(Error::InvalidInput("the BufferedMutator is closed".into()));
                 }
                 if st.buffered_bytes < limit || st.in_flight_bytes == 0 {
@@ -290,7 +290,7 @@ impl BufferedMutator {
     /// Waits until the client's write budget has room for `bytes`, flushing this buffer (and,
     /// when nothing is in flight anywhere, every idle one) so that room comes back.
     async fn take_budget(&self, bytes: usize) {
-        let budget = &self.handle.core.inner.write_budget;
+        let budget = &self.handle.core.budget;
         loop {
             let released = budget.released.notified();
             let nothing_in_flight = match budget.try_take(bytes) {
@@ -320,7 +320,7 @@ impl BufferedMutator {
         let bytes = std::mem::take(&mut st.buffered_bytes);
         st.in_flight_bytes += bytes;
         st.in_flight_batches += 1;
-        let budget = &self.handle.core.inner.write_budget;
+        let budget = &self.handle.core.budget;
         budget.sent(bytes);
         if self
             .handle
@@ -338,7 +338,7 @@ impl BufferedMutator {
     /// Bytes all mutators of this client hold together (buffered or in flight), counted
     /// against its [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit).
     pub fn client_buffered_bytes(&self) -> usize {
-        self.handle.core.inner.write_budget.lock().held
+        self.handle.core.budget.lock().held
     }
 
     /// Sends everything buffered and waits until HBase answered all of it. Returns the
@@ -382,8 +382,8 @@ async fn flusher(core: Arc<Core>, mut batches: mpsc::UnboundedReceiver<Batch>) {
     while let Some(batch) = batches.recv().await {
         let bytes = batch.bytes;
         let actions: Vec<Action> = batch.mutations.into_iter().map(Action::from).collect();
-        let deadline = Instant::now() + core.inner.config.operation_timeout;
-        let outcomes = crate::multi::run(&core.inner, &core.table, &actions, deadline).await;
+        let rt = &core.inner;
+        let outcomes = crate::multi::run(rt, &rt.defaults, &core.table, &actions).await;
         let mut failures = Vec::new();
         for (action, outcome) in actions.iter().zip(outcomes) {
             if let Err(error) = outcome {
@@ -406,7 +406,7 @@ async fn flusher(core: Arc<Core>, mut batches: mpsc::UnboundedReceiver<Batch>) {
             st.in_flight_batches -= 1;
             st.failures.extend(failures);
         }
-        core.inner.write_budget.release(bytes, true);
+        core.budget.release(bytes, true);
         core.progress.notify_waiters();
     }
 }

@@ -6,24 +6,28 @@
 //!
 //! A failed `next` call is never retried as is (the server counts calls, and a lost answer
 //! would skip rows): the scanner is closed and reopened just after the last row delivered.
+//! Each region scan from the current position is one attempt of the runtime's retrying
+//! caller, which also decides when a lost scanner (lease expired, server restarted) is
+//! reopened; every batch of rows delivered counts as progress and restarts its deadline.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
 use tokio::sync::mpsc;
 
-use crate::client::ClientInner;
 use crate::error::{Error, Result};
 use crate::ops::{region_specifier, results_from_scan, RowResult, Scan};
-use crate::region::{Location, Seek, TableName};
-use crate::retry::{recovery, Recovery};
-use crate::rpc::connection::RpcConnection;
-use crate::rpc::frame::{RequestMeta, Service};
+use crate::region::{Location, TableName};
+use crate::runtime::caller::{
+    Attempt, CallOptions, Endpoint, Idempotency, Operation, Place, Target,
+};
+use crate::runtime::locator::{OwnedSeek, Seek};
+use crate::runtime::Runtime;
 
 /// Rows of a scan, in key order (reverse order for reversed scans). Dropping it early closes
 /// the server-side scanner.
@@ -51,11 +55,13 @@ impl Stream for ScanStream {
 }
 
 impl ScanStream {
-    pub(crate) fn start(inner: Arc<ClientInner>, table: TableName, scan: Scan) -> ScanStream {
-        let scan = scan.with_defaults(
-            inner.config.scanner_caching,
-            inner.config.scanner_max_result_size,
-        );
+    pub(crate) fn start(
+        rt: Arc<Runtime>,
+        opts: Arc<CallOptions>,
+        table: TableName,
+        scan: Scan,
+    ) -> ScanStream {
+        let scan = scan.with_defaults(rt.config.scanner_caching, rt.config.scanner_max_result_size);
         let (tx, rx) = mpsc::channel(2);
         let position = if scan.start_row.is_empty() {
             Position::TableEdge
@@ -63,7 +69,8 @@ impl ScanStream {
             Position::At(scan.start_row.clone(), true)
         };
         let scanner = Scanner {
-            inner,
+            rt,
+            opts,
             table,
             remaining: scan.limit,
             scan,
@@ -87,16 +94,6 @@ impl ScanStream {
     }
 }
 
-/// The server no longer has the scanner a `next` call named; reopening is safe.
-fn scanner_lost(e: &Error) -> bool {
-    e.remote().is_some_and(|r| {
-        matches!(
-            r.short_class_name(),
-            "UnknownScannerException" | "ScannerResetException" | "OutOfOrderScannerNextException"
-        )
-    })
-}
-
 /// Where the next region scan begins.
 #[derive(Debug, Clone)]
 enum Position {
@@ -109,7 +106,8 @@ enum Position {
 }
 
 struct Scanner {
-    inner: Arc<ClientInner>,
+    rt: Arc<Runtime>,
+    opts: Arc<CallOptions>,
     table: TableName,
     scan: Scan,
     position: Position,
@@ -119,9 +117,8 @@ struct Scanner {
 }
 
 /// An open server-side scanner.
-struct Open {
-    loc: Location,
-    conn: Arc<RpcConnection>,
+struct Open<'e> {
+    ep: &'e Endpoint,
     id: u64,
     lease: Duration,
 }
@@ -131,6 +128,29 @@ enum Delivery {
     ConsumerGone,
 }
 
+type Sender = mpsc::Sender<Result<Vec<RowResult>>>;
+
+/// One attempt: the scan of one region from the current position.
+struct RegionScan<'s> {
+    scanner: &'s mut Scanner,
+    tx: &'s Sender,
+}
+
+impl Attempt for RegionScan<'_> {
+    type Output = Option<Delivery>;
+
+    async fn attempt(&mut self, op: &Operation<'_>) -> Result<Option<Delivery>> {
+        let scanned = self.scanner.scan_region(op, self.tx).await;
+        if scanned.is_err() {
+            // The next attempt reopens after the last complete row delivered, so the cells of
+            // a row still incomplete come again. (A row left incomplete when its region ends
+            // stays: the next region's first row completes it.)
+            self.scanner.partial = None;
+        }
+        scanned
+    }
+}
+
 impl Scanner {
     async fn run(mut self, tx: mpsc::Sender<Result<Vec<RowResult>>>) {
         if let Err(e) = self.scan_all(&tx).await {
@@ -138,65 +158,29 @@ impl Scanner {
         }
     }
 
-    async fn scan_all(&mut self, tx: &mpsc::Sender<Result<Vec<RowResult>>>) -> Result<()> {
-        let deadline_per_try = self.inner.config.operation_timeout;
-        let mut attempts = 0u32;
-        let mut since = Instant::now();
+    async fn scan_all(&mut self, tx: &Sender) -> Result<()> {
+        let (rt, opts) = (self.rt.clone(), self.opts.clone());
+        let table = self.table.clone();
+        let op = Operation::new(&rt, &opts, Idempotency::Scan).on_table(&table);
         loop {
             if matches!(self.position, Position::Done) || self.remaining == Some(0) {
                 return Ok(());
             }
-            match self.scan_region(tx).await {
-                Ok(Some(Delivery::ConsumerGone)) => return Ok(()),
-                Ok(_) => {
-                    attempts = 0;
-                    since = Instant::now();
-                }
-                Err(e) => {
-                    attempts += 1;
-                    self.partial = None;
-                    let pause = match self.inner.retry_policy.next_pause(attempts, &e) {
-                        // The server lost the scanner (lease expired, server restarted): its
-                        // rows up to the last one delivered are ours, so reopen after it, as
-                        // the Java client does.
-                        None if scanner_lost(&e) && attempts <= self.inner.config.retries => {
-                            Some(self.inner.config.pause)
-                        }
-                        pause => pause,
-                    };
-                    match pause {
-                        Some(p) if since.elapsed() + p < deadline_per_try => {
-                            tracing::debug!(table = %self.table, error = %e, attempts, "scan reopening");
-                            tokio::time::sleep(p).await;
-                        }
-                        _ if recovery(&e) == Recovery::Fail => return Err(e),
-                        _ => {
-                            return Err(Error::RetriesExhausted {
-                                attempts,
-                                last: Box::new(e),
-                            })
-                        }
-                    }
-                }
+            let scanned = op.retry_with(&mut RegionScan { scanner: self, tx }).await?;
+            if let Some(Delivery::ConsumerGone) = scanned {
+                return Ok(());
             }
+            op.progressed();
         }
     }
 
     /// Scans one region from the current position. `Ok(None)` when the region is done and the
     /// position moved on.
-    async fn scan_region(
-        &mut self,
-        tx: &mpsc::Sender<Result<Vec<RowResult>>>,
-    ) -> Result<Option<Delivery>> {
-        let inner = self.inner.clone();
-        let loc = self.locate().await?;
-        let conn = match inner.pool.get(&loc.server, Service::Client).await {
-            Ok(c) => c,
-            Err(e) => {
-                inner.locator.cache().invalidate_server(&loc.server);
-                return Err(e);
-            }
-        };
+    async fn scan_region(&mut self, op: &Operation<'_>, tx: &Sender) -> Result<Option<Delivery>> {
+        let seek = self.seek(op).await?;
+        let table = self.table.clone();
+        let ep = op.resolve(Target::Region(&table, seek.borrow())).await?;
+        let loc = ep.loc.clone().expect("a region target has a location");
         let (start, include_start) = match &self.position {
             Position::At(row, include) => (row.clone(), *include),
             _ => (Bytes::new(), true),
@@ -210,27 +194,28 @@ impl Scanner {
             limit_of_rows: self.remaining.map(|r| r.min(u32::MAX as u64) as u32),
             ..Default::default()
         };
-        let (mut resp, cellblock) = self.call(&loc, &conn, &open_req).await?;
+        let (mut resp, mut cellblock) = call(op, &ep, &open_req).await?;
         let mut open: Option<Open> = resp.scanner_id.map(|id| Open {
-            loc: loc.clone(),
-            conn: conn.clone(),
+            ep: &ep,
             id,
             lease: Duration::from_millis(resp.ttl.unwrap_or(60_000) as u64),
         });
-        let mut cellblock = cellblock;
         loop {
             let rows = self.stitch(results_from_scan(&mut resp, cellblock)?);
             if !rows.is_empty() {
                 if let Some(last) = rows.last() {
                     self.position = Position::At(last.row.clone(), false);
                 }
-                if let Delivery::ConsumerGone = self.deliver(tx, rows, open.as_ref()).await {
-                    self.close(open.take()).await;
+                op.progressed();
+                if let Delivery::ConsumerGone = self.deliver(op, tx, rows, open.as_ref()).await {
+                    close(op, open.take()).await;
                     return Ok(Some(Delivery::ConsumerGone));
                 }
+                // However long the consumer took, it took the rows.
+                op.progressed();
             }
             if self.remaining == Some(0) {
-                self.close(open.take()).await;
+                close(op, open.take()).await;
                 self.position = Position::Done;
                 return Ok(Some(Delivery::Sent));
             }
@@ -240,7 +225,7 @@ impl Scanner {
                 return Ok(None);
             }
             if !resp.more_results_in_region.unwrap_or(true) || open.is_none() {
-                self.close(open.take()).await;
+                close(op, open.take()).await;
                 self.advance_past(&loc);
                 return Ok(None);
             }
@@ -254,14 +239,14 @@ impl Scanner {
                 client_handles_heartbeats: Some(true),
                 ..Default::default()
             };
-            match self.call(&loc, &conn, &next).await {
+            match call(op, &ep, &next).await {
                 Ok((r, cb)) => {
                     resp = r;
                     cellblock = cb;
                 }
                 Err(e) => {
                     // Reopen after the last delivered row (the position already says so).
-                    self.close(open.take()).await;
+                    close(op, open.take()).await;
                     return Err(e);
                 }
             }
@@ -272,30 +257,34 @@ impl Scanner {
         let caching = self
             .scan
             .caching
-            .unwrap_or(crate::config::DEFAULT_SCANNER_CACHING);
+            .unwrap_or(crate::runtime::config::DEFAULT_SCANNER_CACHING);
         match self.remaining {
             Some(r) => (r.min(caching as u64) as u32).max(1),
             None => caching,
         }
     }
 
-    async fn locate(&self) -> Result<Location> {
-        let locator = &self.inner.locator;
-        match (&self.position, self.scan.reversed) {
-            (Position::TableEdge, false) => locator.seek(&self.table, Seek::Row(b"")).await,
-            (Position::TableEdge, true) => locator.seek(&self.table, Seek::Last).await,
-            (Position::At(row, _), false) => locator.seek(&self.table, Seek::Row(row)).await,
+    /// Which region to scan next, as a lookup the caller can resolve.
+    async fn seek(&self, op: &Operation<'_>) -> Result<OwnedSeek> {
+        Ok(match (&self.position, self.scan.reversed) {
+            (Position::TableEdge, false) => OwnedSeek::Row(Bytes::new()),
+            (Position::TableEdge, true) => OwnedSeek::Last,
+            (Position::At(row, _), false) => OwnedSeek::Row(row.clone()),
             (Position::At(row, include), true) => {
-                let loc = locator.seek(&self.table, Seek::Row(row)).await?;
+                let loc = self
+                    .rt
+                    .locator
+                    .seek(&self.table, Seek::Row(row), op.deadline())
+                    .await?;
                 if !*include && loc.region.start_key == *row && !row.is_empty() {
                     // Rows below `row` live in the region before this one.
-                    locator.seek(&self.table, Seek::EndingAt(row)).await
+                    OwnedSeek::EndingAt(row.clone())
                 } else {
-                    Ok(loc)
+                    OwnedSeek::Row(row.clone())
                 }
             }
-            (Position::Done, _) => Err(Error::Protocol("scan already complete".into())),
-        }
+            (Position::Done, _) => return Err(Error::Protocol("scan already complete".into())),
+        })
     }
 
     /// Moves the position to the next region after `loc` is exhausted, or to Done.
@@ -352,9 +341,10 @@ impl Scanner {
     /// Hands rows to the consumer, renewing the scanner lease while it is slow.
     async fn deliver(
         &self,
-        tx: &mpsc::Sender<Result<Vec<RowResult>>>,
+        op: &Operation<'_>,
+        tx: &Sender,
         rows: Vec<RowResult>,
-        open: Option<&Open>,
+        open: Option<&Open<'_>>,
     ) -> Delivery {
         let renew_every = open.map_or(Duration::from_secs(3600), |o| {
             (o.lease / 2).max(Duration::from_millis(100))
@@ -379,7 +369,7 @@ impl Scanner {
                             renew: Some(true),
                             ..Default::default()
                         };
-                        if let Err(e) = self.call(&o.loc, &o.conn, &renew).await {
+                        if let Err(e) = call_quietly(op, o.ep, &renew).await {
                             tracing::debug!(error = %e, "scanner lease renewal failed");
                         }
                     }
@@ -387,37 +377,39 @@ impl Scanner {
             }
         }
     }
+}
 
-    async fn close(&self, open: Option<Open>) {
-        if let Some(o) = open {
-            let req = hbase_proto::ScanRequest {
-                scanner_id: Some(o.id),
-                number_of_rows: Some(0),
-                close_scanner: Some(true),
-                ..Default::default()
-            };
-            let _ = self.call(&o.loc, &o.conn, &req).await;
-        }
-    }
+/// One scan call; a failure is classified (and stale locations dropped) by the caller.
+async fn call(
+    op: &Operation<'_>,
+    ep: &Endpoint,
+    req: &hbase_proto::ScanRequest,
+) -> Result<(hbase_proto::ScanResponse, Bytes)> {
+    let body = op.call(ep, "Scan", req, None).await?;
+    Ok((body.decode()?, body.cellblock))
+}
 
-    async fn call(
-        &self,
-        loc: &Location,
-        conn: &Arc<RpcConnection>,
-        req: &hbase_proto::ScanRequest,
-    ) -> Result<(hbase_proto::ScanResponse, Bytes)> {
-        let timeout = self.inner.config.rpc_timeout;
-        let meta = RequestMeta {
-            method: "Scan",
-            timeout_ms: timeout.as_millis() as u32,
-            priority: 0,
+/// A best-effort scan call (lease renewal, close): its failure says nothing about the region.
+async fn call_quietly(
+    op: &Operation<'_>,
+    ep: &Endpoint,
+    req: &hbase_proto::ScanRequest,
+) -> Result<()> {
+    op.call_raw(ep, Place::Nowhere, "Scan", req, None)
+        .await
+        .map(|_| ())
+        .map_err(|failed| failed.error)
+}
+
+/// Closes an open scanner (best effort).
+async fn close(op: &Operation<'_>, open: Option<Open<'_>>) {
+    if let Some(o) = open {
+        let req = hbase_proto::ScanRequest {
+            scanner_id: Some(o.id),
+            number_of_rows: Some(0),
+            close_scanner: Some(true),
+            ..Default::default()
         };
-        match conn.call(meta, req, None, timeout).await {
-            Ok(body) => Ok((body.decode()?, body.cellblock)),
-            Err(e) => {
-                self.inner.forget_stale(&loc.server, conn, [loc], &e);
-                Err(e)
-            }
-        }
+        let _ = call_quietly(op, o.ep, &req).await;
     }
 }

@@ -28,9 +28,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{ClientConfig, ClientConfigBuilder};
 use crate::error::{Error, Result};
 use crate::rpc::CellBlockCompression;
+use crate::runtime::config::{ClientConfig, ClientConfigBuilder};
 
 /// The properties this client reads; every other property is ignored.
 pub const HONOURED_PROPERTIES: [&str; 15] = [

@@ -1,96 +1,186 @@
 //! `Table`: data operations on one table. Each call locates the row's region, sends one RPC to
-//! its server, and retries through relocation and backoff until the operation timeout.
+//! its server, and retries through relocation and backoff until the operation timeout, all in
+//! the runtime's one retrying caller.
+//!
+//! # What a result means
+//!
+//! - `Ok` from a write: HBase applied it, once.
+//! - An error of kind [`ErrorKind::OutcomeUnknown`](crate::ErrorKind::OutcomeUnknown): the
+//!   write may or may not have been applied. An attempt reached the server (or may have), its
+//!   answer was lost, and no later attempt could settle it. Read the row to find out.
+//! - Any other error from a write: it was not applied.
+//!
+//! Puts and deletes are retried freely (applying one twice is harmless). Increments, appends,
+//! check-and-mutates and row mutations with increments or appends carry a nonce created before
+//! their first attempt: the region server applies them once however often they are sent, and
+//! after an unanswered attempt they are retried only on that server (another one does not know
+//! the nonce). A check-and-mutate whose retry finds the check failing after an unanswered
+//! attempt reports an unknown outcome rather than `false`: the server evaluates the check
+//! again, and the earlier attempt may be why it fails now.
 
-use std::future::Future;
-
-use bytes::Bytes;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use prost::Message;
 use tracing::Instrument;
 
-use crate::client::ClientInner;
 use crate::error::{Error, Result};
 use crate::ops::{
     region_specifier, result_from_proto, Action, ActionResult, Append, CheckAndMutate, Delete, Get,
-    Increment, Put, RowResult, Scan,
+    Increment, Put, RowMutations, RowResult, Scan, Then,
 };
 use crate::region::{Location, TableName};
-use crate::retry::{recovery, Recovery};
-use crate::rpc::cellblock::CellBlockReader;
-use crate::rpc::connection::RpcConnection;
-use crate::rpc::frame::{RequestMeta, Service};
+use crate::rpc::cellblock::{check_row, CellBlockReader};
+use crate::rpc::connection::Delivery;
+use crate::rpc::frame::ResponseBody;
+use crate::runtime::caller::{CallOptions, Endpoint, Idempotency, Operation, Place, Target};
+use crate::runtime::locator::Seek;
+use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
+use crate::runtime::{new_nonce, Runtime};
 use crate::scanner::ScanStream;
 
 /// A handle to one table. Cheap to clone; all clones share the client's connections and cache.
+/// Made by [`Client::table`](crate::Client::table), or [`Client::table_builder`](crate::Client::table_builder)
+/// for per-table timeouts and priority.
 #[derive(Clone)]
 pub struct Table {
-    inner: Arc<ClientInner>,
+    rt: Arc<Runtime>,
     name: TableName,
+    opts: Arc<CallOptions>,
 }
 
-/// What one attempt gets: where the region is, a connection to its server, and a time budget.
-pub(crate) struct Attempt {
-    pub(crate) loc: Location,
-    pub(crate) conn: Arc<RpcConnection>,
-    pub(crate) timeout: Duration,
+/// Builds a [`Table`] with its own timeouts, retries and priority (as Java's
+/// `AsyncTableBuilder`); what is not set comes from the client's config.
+///
+/// ```no_run
+/// # async fn demo(client: hbase_client::Client) -> hbase_client::Result<()> {
+/// use std::time::Duration;
+/// let fast = client
+///     .table_builder("t")?
+///     .operation_timeout(Duration::from_millis(500))
+///     .rpc_timeout(Duration::from_millis(200))
+///     .retries(2)
+///     .priority(100)
+///     .build();
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct TableBuilder {
+    rt: Arc<Runtime>,
+    name: TableName,
+    opts: CallOptions,
 }
 
-impl Attempt {
-    pub(crate) fn meta(&self, method: &'static str) -> RequestMeta<'static> {
-        RequestMeta {
-            method,
-            timeout_ms: self.timeout.as_millis().min(u32::MAX as u128) as u32,
-            priority: 0,
+impl std::fmt::Debug for TableBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableBuilder")
+            .field("name", &self.name)
+            .field("options", &self.opts)
+            .finish()
+    }
+}
+
+impl TableBuilder {
+    pub(crate) fn new(rt: Arc<Runtime>, name: TableName) -> TableBuilder {
+        let opts = rt.defaults.clone();
+        TableBuilder { rt, name, opts }
+    }
+
+    /// Limit on one operation including all its retries.
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.opts.operation_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Limit on one RPC, also sent to the server as the call's deadline.
+    pub fn rpc_timeout(mut self, timeout: Duration) -> Self {
+        self.opts.rpc_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Retries after the first attempt, with HBase's backoff from the client's pause.
+    pub fn retries(mut self, retries: u32) -> Self {
+        let pause = self.rt.config.pause;
+        self.opts.policy = Arc::new(HBaseBackoff {
+            pause,
+            pause_overloaded: pause.max(Duration::from_millis(500)),
+            retries,
+        });
+        self
+    }
+
+    /// The retry policy of this table's operations.
+    pub fn retry_policy(mut self, policy: impl RetryPolicy + 'static) -> Self {
+        self.opts.policy = Arc::new(policy);
+        self
+    }
+
+    /// Request priority of this table's calls (0, the default, is normal; HBase serves
+    /// priorities above 10 from its priority handlers, for example 100 for admin calls).
+    pub fn priority(mut self, priority: u32) -> Self {
+        self.opts.priority = priority;
+        self
+    }
+
+    /// The table handle.
+    pub fn build(self) -> Table {
+        Table {
+            rt: self.rt,
+            name: self.name,
+            opts: Arc::new(self.opts),
         }
     }
 }
 
 impl Table {
-    pub(crate) fn new(inner: Arc<ClientInner>, name: TableName) -> Table {
-        Table { inner, name }
-    }
-
     /// The table's name.
     pub fn name(&self) -> &TableName {
         &self.name
     }
 
+    /// The largest KeyValue a mutation may carry (`ClientConfigBuilder::keyvalue_max_size`).
+    fn max_kv(&self) -> usize {
+        self.rt.config.keyvalue_max_size
+    }
+
+    fn operation(&self, idempotency: Idempotency) -> Operation<'_> {
+        Operation::new(&self.rt, &self.opts, idempotency).on_table(&self.name)
+    }
+
     /// Reads one row. `None` when the row has no cells (matching the get's columns).
     pub async fn get(&self, get: Get) -> Result<Option<RowResult>> {
-        crate::rpc::cellblock::check_row(&get.row)?;
+        check_row(&get.row)?;
         let proto = get.to_proto();
-        self.with_retries("get", &get.row, |a| {
-            let req = hbase_proto::GetRequest {
-                region: region_specifier(&a.loc.region.name),
-                get: proto.clone(),
+        let op = self.operation(Idempotency::Read);
+        let request = |loc: &Location| hbase_proto::GetRequest {
+            region: region_specifier(&loc.region.name),
+            get: proto.clone(),
+        };
+        self.region_call(&op, "get", &get.row, "Get", request, None, |body, _| {
+            let resp: hbase_proto::GetResponse = body.decode()?;
+            let Some(result) = resp.result else {
+                return Ok(None);
             };
-            async move {
-                let body = a.conn.call(a.meta("Get"), &req, None, a.timeout).await?;
-                let resp: hbase_proto::GetResponse = body.decode()?;
-                let Some(result) = resp.result else {
-                    return Ok(None);
-                };
-                let row = result_from_proto(result, &mut CellBlockReader::new(body.cellblock))?;
-                Ok((!row.is_empty()).then_some(row))
-            }
+            let row = result_from_proto(result, &mut CellBlockReader::new(body.cellblock))?;
+            Ok((!row.is_empty()).then_some(row))
         })
         .await
     }
 
     /// True when the row has cells matching the get, without transferring them.
     pub async fn exists(&self, get: Get) -> Result<bool> {
-        crate::rpc::cellblock::check_row(&get.row)?;
+        check_row(&get.row)?;
         let proto = get.existence_only().to_proto();
-        self.with_retries("exists", &proto.row.clone(), |a| {
-            let req = hbase_proto::GetRequest {
-                region: region_specifier(&a.loc.region.name),
-                get: proto.clone(),
-            };
-            async move {
-                let body = a.conn.call(a.meta("Get"), &req, None, a.timeout).await?;
-                let resp: hbase_proto::GetResponse = body.decode()?;
-                Ok(resp.result.and_then(|r| r.exists).unwrap_or(false))
-            }
+        let op = self.operation(Idempotency::Read);
+        let request = |loc: &Location| hbase_proto::GetRequest {
+            region: region_specifier(&loc.region.name),
+            get: proto.clone(),
+        };
+        let row = proto.row.clone();
+        self.region_call(&op, "exists", &row, "Get", request, None, |body, _| {
+            let resp: hbase_proto::GetResponse = body.decode()?;
+            Ok(resp.result.and_then(|r| r.exists).unwrap_or(false))
         })
         .await
     }
@@ -98,38 +188,45 @@ impl Table {
     /// Streams the rows of a range. See [`Scan`] for the options; dropping the stream early
     /// closes the server-side scanner.
     pub fn scan(&self, scan: Scan) -> ScanStream {
-        ScanStream::start(self.inner.clone(), self.name.clone(), scan)
+        ScanStream::start(self.rt.clone(), self.opts.clone(), self.name.clone(), scan)
     }
 
     /// Writes one row.
     pub async fn put(&self, put: Put) -> Result<()> {
-        put.validate(self.inner.config.keyvalue_max_size)?;
-        self.mutate("put", &put.row.clone(), put.to_proto()).await
+        put.validate(self.max_kv())?;
+        let m = put.to_proto();
+        self.mutate("put", &put.row, m, None, Idempotency::Idempotent)
+            .await
+            .map(|_| ())
     }
 
     /// Deletes a row, or the families/columns the delete names.
     pub async fn delete(&self, delete: Delete) -> Result<()> {
         delete.validate()?;
-        self.mutate("delete", &delete.row.clone(), delete.to_proto())
+        let m = delete.to_proto();
+        self.mutate("delete", &delete.row, m, None, Idempotency::Idempotent)
             .await
+            .map(|_| ())
     }
 
-    /// Runs mixed gets, puts and deletes, across regions and servers, as one `Multi` RPC per
-    /// server per round. Returns one outcome per action, in order; only failed actions are
-    /// retried, within the operation timeout.
+    /// Runs mixed gets, puts, deletes, increments and appends, across regions and servers, as
+    /// one `Multi` RPC per server per round. Returns one outcome per action, in order; only
+    /// failed actions are retried, within the operation timeout. Increments and appends carry
+    /// nonces (see the module documentation for what each outcome means).
     pub async fn batch(&self, actions: &[Action]) -> Vec<Result<ActionResult>> {
-        let deadline = Instant::now() + self.inner.config.operation_timeout;
         let span = tracing::debug_span!("hbase", op = "batch", table = %self.name, actions = actions.len());
-        crate::multi::run(&self.inner, &self.name, actions, deadline)
+        crate::multi::run(&self.rt, &self.opts, &self.name, actions)
             .instrument(span)
             .await
     }
 
-    /// Adds to counters atomically; returns the row's new counter values.
+    /// Adds to counters atomically; returns the row's new counter values. Applied once even
+    /// when retried (a nonce).
     pub async fn increment(&self, increment: Increment) -> Result<RowResult> {
-        let proto = increment.to_proto(self.inner.config.keyvalue_max_size)?;
+        increment.validate(self.max_kv())?;
+        let m = increment.to_proto();
         let (row, _) = self
-            .mutate_with("increment", &increment.row.clone(), proto, None)
+            .mutate("increment", &increment.row, m, None, Idempotency::Nonce)
             .await?;
         Ok(row)
     }
@@ -155,165 +252,220 @@ impl Table {
         Ok(i64::from_be_bytes(bytes))
     }
 
-    /// Appends to column values atomically; returns the row's new values.
+    /// Appends to column values atomically; returns the row's new values. Applied once even
+    /// when retried (a nonce).
     pub async fn append(&self, append: Append) -> Result<RowResult> {
-        let proto = append.to_proto(self.inner.config.keyvalue_max_size)?;
+        append.validate(self.max_kv())?;
+        let m = append.to_proto();
         let (row, _) = self
-            .mutate_with("append", &append.row.clone(), proto, None)
+            .mutate("append", &append.row, m, None, Idempotency::Nonce)
             .await?;
         Ok(row)
     }
 
-    /// Applies the mutation only if the check passes; returns whether it was applied.
+    /// Applies the mutation(s) only if the check passes; returns whether they were applied.
+    /// Carries a nonce. After an unanswered attempt, a retry whose check fails reports
+    /// [`ErrorKind::OutcomeUnknown`](crate::ErrorKind::OutcomeUnknown), not `false`.
     pub async fn check_and_mutate(&self, cm: CheckAndMutate) -> Result<bool> {
-        let (mutation, condition) = cm.to_proto(self.inner.config.keyvalue_max_size)?;
-        let (_, processed) = self
-            .mutate_with(
-                "check_and_mutate",
-                &cm.row.clone(),
-                mutation,
-                Some(condition),
-            )
-            .await?;
+        let (condition, then) = cm.to_parts(self.max_kv())?;
+        let (_, processed) = match then {
+            Then::Mutation(m) => {
+                let m = m.to_proto();
+                self.mutate(
+                    "check_and_mutate",
+                    &cm.row,
+                    m,
+                    Some(condition),
+                    Idempotency::Nonce,
+                )
+                .await?
+            }
+            Then::Row(rm) => {
+                self.atomic_row("check_and_mutate", rm, Some(condition))
+                    .await?
+            }
+        };
         Ok(processed)
     }
 
-    async fn mutate(
-        &self,
-        op: &'static str,
-        row: &[u8],
-        mutation: hbase_proto::MutationProto,
-    ) -> Result<()> {
-        self.mutate_with(op, row, mutation, None).await.map(|_| ())
+    /// Applies several mutations of one row together, atomically: all or none, in order.
+    /// Returns the new values its increments and appends wrote. Carries a nonce when it holds
+    /// an increment or an append.
+    pub async fn mutate_row(&self, mutations: RowMutations) -> Result<RowResult> {
+        mutations.validate(self.max_kv())?;
+        let (row, _) = self.atomic_row("mutate_row", &mutations, None).await?;
+        Ok(row)
     }
 
     /// One Mutate RPC (with retries); returns the result cells and the `processed` flag.
-    async fn mutate_with(
+    async fn mutate(
         &self,
-        op: &'static str,
+        what: &'static str,
         row: &[u8],
-        mutation: hbase_proto::MutationProto,
+        mut mutation: hbase_proto::MutationProto,
         condition: Option<hbase_proto::Condition>,
+        idempotency: Idempotency,
     ) -> Result<(RowResult, bool)> {
-        self.with_retries(op, row, |a| {
-            let req = hbase_proto::MutateRequest {
-                region: region_specifier(&a.loc.region.name),
-                mutation: mutation.clone(),
-                condition: condition.clone(),
-                nonce_group: None,
-            };
-            async move {
-                let body = a.conn.call(a.meta("Mutate"), &req, None, a.timeout).await?;
+        let nonce_group = (idempotency == Idempotency::Nonce).then(|| {
+            mutation.nonce = Some(new_nonce());
+            self.rt.nonce_group
+        });
+        let op = self.operation(idempotency);
+        let request = |loc: &Location| hbase_proto::MutateRequest {
+            region: region_specifier(&loc.region.name),
+            mutation: mutation.clone(),
+            condition: condition.clone(),
+            nonce_group,
+        };
+        let (row, processed) = self
+            .region_call(&op, what, row, "Mutate", request, None, |body, _| {
                 let resp: hbase_proto::MutateResponse = body.decode()?;
                 let row = match resp.result {
                     Some(r) => result_from_proto(r, &mut CellBlockReader::new(body.cellblock))?,
                     None => RowResult::default(),
                 };
                 Ok((row, resp.processed.unwrap_or(true)))
-            }
-        })
-        .await
+            })
+            .await?;
+        check_outcome(&op, condition.is_some(), processed)?;
+        Ok((row, processed))
     }
 
-    /// The retry loop shared by every single-row operation.
-    pub(crate) async fn with_retries<T, F, Fut>(
+    /// Row mutations as one atomic `RegionAction` of a Multi (with retries), optionally
+    /// conditional; returns the increments' and appends' cells and the `processed` flag.
+    async fn atomic_row(
         &self,
-        op: &'static str,
+        what: &'static str,
+        mutations: &RowMutations,
+        condition: Option<hbase_proto::Condition>,
+    ) -> Result<(RowResult, bool)> {
+        let guarded = mutations.needs_nonce() || condition.is_some();
+        let idempotency = if guarded {
+            Idempotency::Nonce
+        } else {
+            Idempotency::Idempotent
+        };
+        let nonce = guarded.then(new_nonce);
+        let mut cellblock = BytesMut::new();
+        let actions = mutations.to_actions(nonce, &mut cellblock);
+        let op = self.operation(idempotency);
+        let request = |loc: &Location| hbase_proto::MultiRequest {
+            region_action: vec![hbase_proto::RegionAction {
+                region: region_specifier(&loc.region.name),
+                atomic: Some(true),
+                action: actions.clone(),
+                condition: condition.clone(),
+            }],
+            nonce_group: nonce.map(|_| self.rt.nonce_group),
+            ..Default::default()
+        };
+        let cb = (!cellblock.is_empty()).then_some(&cellblock[..]);
+        let (row, processed) = self
+            .region_call(
+                &op,
+                what,
+                mutations.row(),
+                "Multi",
+                request,
+                cb,
+                atomic_outcome,
+            )
+            .await?;
+        check_outcome(&op, condition.is_some(), processed)?;
+        Ok((row, processed))
+    }
+
+    /// One call to the region of `row`, retried by the runtime's caller: `request` builds
+    /// the request for a location, `parse` reads the response (an exception inside it, such
+    /// as a region-level one in a Multi, counts as the attempt's failure).
+    #[allow(clippy::too_many_arguments)]
+    async fn region_call<Req, T>(
+        &self,
+        op: &Operation<'_>,
+        what: &'static str,
         row: &[u8],
-        attempt: F,
+        method: &'static str,
+        request: impl Fn(&Location) -> Req + Sync,
+        cellblock: Option<&[u8]>,
+        parse: impl Fn(ResponseBody, &Endpoint) -> Result<T> + Sync,
     ) -> Result<T>
     where
-        F: FnMut(Attempt) -> Fut,
-        Fut: Future<Output = Result<T>>,
+        Req: Message + Send,
+        T: Send,
     {
-        let span = tracing::debug_span!("hbase", op, table = %self.name);
-        self.retry_loop(row, attempt).instrument(span).await
-    }
-
-    async fn retry_loop<T, F, Fut>(&self, row: &[u8], mut attempt: F) -> Result<T>
-    where
-        F: FnMut(Attempt) -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        let inner = &self.inner;
-        let config = &inner.config;
-        let deadline = Instant::now() + config.operation_timeout;
-        let mut attempts = 0u32;
-        loop {
-            attempts += 1;
-            let err = match self.try_once(row, deadline, &mut attempt).await {
-                Ok(v) => return Ok(v),
-                Err(e) => e,
-            };
-            // A region that stays unavailable may belong to a disabled table: fail then,
-            // rather than retry until the operation timeout (as the Java client does).
-            if attempts >= 2
-                && err.is_region_unavailable()
-                && table_disabled(inner, &self.name).await
-            {
-                return Err(Error::TableDisabled(self.name.to_string()));
-            }
-            let Some(pause) = inner.retry_policy.next_pause(attempts, &err) else {
-                return Err(match recovery(&err) {
-                    Recovery::Fail => err,
-                    _ => Error::RetriesExhausted {
-                        attempts,
-                        last: Box::new(err),
-                    },
-                });
-            };
-            if Instant::now() + pause >= deadline {
-                return Err(Error::Timeout {
-                    what: format!(
-                        "operation on {} after {attempts} attempts (last error: {err})",
-                        self.name
-                    ),
-                    after: config.operation_timeout,
-                });
-            }
-            tracing::debug!(table = %self.name, attempts, error = %err, ?pause, "retrying");
-            tokio::time::sleep(pause).await;
-        }
-    }
-
-    async fn try_once<T, F, Fut>(&self, row: &[u8], deadline: Instant, attempt: &mut F) -> Result<T>
-    where
-        F: FnMut(Attempt) -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        let inner = &self.inner;
-        let loc = inner
-            .locator
-            .locate_before(&self.name, row, deadline, inner.config.operation_timeout)
-            .await?;
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let conn = match inner.pool.get(&loc.server, Service::Client).await {
-            Ok(conn) => conn,
-            Err(e) => {
-                inner.locator.cache().invalidate_server(&loc.server);
-                return Err(e);
-            }
-        };
-        let timeout = inner
-            .config
-            .rpc_timeout
-            .min(remaining.max(Duration::from_millis(1)));
-        let result = attempt(Attempt {
-            loc: loc.clone(),
-            conn: conn.clone(),
-            timeout,
-        })
-        .await;
-        if let Err(e) = &result {
-            inner.forget_stale(&loc.server, &conn, [&loc], e);
-        }
-        result
+        let span = tracing::debug_span!("hbase", op = what, table = %self.name);
+        let (request, parse) = (&request, &parse);
+        let target = Target::Region(&self.name, Seek::Row(row));
+        op.retry(move || attempt(op, target, method, request, cellblock, parse))
+            .instrument(span)
+            .await
     }
 }
 
-/// True when the master says `table` is disabled (false when it cannot tell).
-pub(crate) async fn table_disabled(inner: &Arc<ClientInner>, table: &TableName) -> bool {
-    let admin = crate::admin::Admin::new(inner.clone());
-    let check = tokio::time::timeout(inner.config.rpc_timeout, admin.is_table_enabled(table));
-    matches!(check.await, Ok(Ok(false)))
+/// One attempt of [`Table::region_call`].
+async fn attempt<Req, T>(
+    op: &Operation<'_>,
+    target: Target<'_>,
+    method: &'static str,
+    request: &(impl Fn(&Location) -> Req + Sync),
+    cellblock: Option<&[u8]>,
+    parse: &(impl Fn(ResponseBody, &Endpoint) -> Result<T> + Sync),
+) -> Result<T>
+where
+    Req: Message + Send,
+    T: Send,
+{
+    let ep = op.resolve(target).await?;
+    let loc = ep.loc.as_ref().expect("a region target has a location");
+    let body = op.call(&ep, method, &request(loc), cellblock).await?;
+    parse(body, &ep).inspect_err(|e| {
+        op.observe(
+            e,
+            Place::Regions(std::slice::from_ref(loc)),
+            Delivery::Answered,
+        );
+    })
+}
+
+/// A conditional write that reports "not applied" after an attempt that may have been
+/// applied cannot say which: the server checked again, and that attempt may be why the check
+/// fails now.
+fn check_outcome(op: &Operation<'_>, conditional: bool, processed: bool) -> Result<()> {
+    if conditional && !processed && op.maybe_applied() {
+        let last = op
+            .unanswered_error()
+            .unwrap_or_else(|| Error::Protocol("an earlier attempt went unanswered".into()));
+        return Err(op.unknown(last));
+    }
+    Ok(())
+}
+
+/// The outcome of an atomic RegionAction: its results (the increments' and appends' new
+/// cells) and whether its condition passed; a region-level exception is the attempt's error.
+fn atomic_outcome(body: ResponseBody, ep: &Endpoint) -> Result<(RowResult, bool)> {
+    let resp: hbase_proto::MultiResponse = body.decode()?;
+    let rar = resp
+        .region_action_result
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Protocol("Multi response without a region result".into()))?;
+    let remote = |pair| Error::from_action_exception(&ep.server().address(), pair);
+    if let Some(ex) = rar.exception {
+        return Err(remote(ex));
+    }
+    let mut cells = CellBlockReader::new(body.cellblock);
+    let mut row = RowResult::default();
+    for roe in rar.result_or_exception {
+        if let Some(ex) = roe.exception {
+            return Err(remote(ex));
+        }
+        if let Some(r) = roe.result {
+            let part = result_from_proto(r, &mut cells)?;
+            if row.row.is_empty() {
+                row.row = part.row;
+            }
+            row.cells.extend(part.cells);
+        }
+    }
+    Ok((row, rar.processed.unwrap_or(true)))
 }

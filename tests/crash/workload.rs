@@ -12,9 +12,12 @@
 //! Optionally a `get` reader re-reads rows the `put` writer had acknowledged.
 //!
 //! Every row is written once with [`value_for`] its key, so a row read back either carries
-//! its value (the write was applied) or nothing. A counter read back must hold at least its
-//! acknowledged increments (none lost) and at most its acknowledged plus failed ones (none
-//! applied twice).
+//! its value (the write was applied) or nothing. A failed write is either of kind
+//! `OutcomeUnknown` (an attempt may have been applied) or of another kind, which the client
+//! promises means no attempt was applied: such a row must not be found. Increments carry
+//! nonces, so a counter read back must hold at least its acknowledged increments (none lost)
+//! and at most its acknowledged plus outcome-unknown ones (none applied twice, none applied
+//! after a definite failure).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -23,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hbase_client::{
-    Action, ActionResult, BufferedMutator, Client, Error, Get, MutatorConfig, Put, Table, TableName,
+    Action, ActionResult, BufferedMutator, Client, Error, ErrorKind, Get, MutatorConfig, Put,
+    Table, TableName,
 };
 use tokio::task::JoinHandle;
 
@@ -81,7 +85,30 @@ pub struct WriteRecord {
     pub started: Instant,
     /// `Ok(when acknowledged)` (None: acknowledged by a buffered flush at an unknown time), or
     /// the error the client reported.
-    pub outcome: Result<Option<Instant>, String>,
+    pub outcome: Result<Option<Instant>, Failure>,
+}
+
+/// A write the client reported failed.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// `ErrorKind::OutcomeUnknown`: an attempt may have been applied. Otherwise none was.
+    pub unknown: bool,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn of(e: &Error) -> Failure {
+        Failure {
+            unknown: e.kind() == ErrorKind::OutcomeUnknown,
+            message: e.to_string(),
+        }
+    }
+
+    fn context(e: &Error, what: &str) -> Failure {
+        let mut f = Failure::of(e);
+        f.message = format!("{what}: {}", f.message);
+        f
+    }
 }
 
 /// Reads of acknowledged rows.
@@ -100,7 +127,7 @@ pub struct Ledger {
     records: Mutex<Vec<WriteRecord>>,
     /// Rows the mutator was given (acknowledged unless they come back as failures).
     buffered_rows: Mutex<Vec<(String, Instant)>>,
-    buffered_failed: Mutex<HashMap<String, String>>,
+    buffered_failed: Mutex<HashMap<String, Failure>>,
     pub reads: ReadCounts,
     /// Rows the `put` writer had acknowledged, for the reader.
     acked_puts: Mutex<Vec<String>>,
@@ -213,7 +240,7 @@ impl Writers {
                                 .on_failure(move |f| {
                                     failed.buffered_failed.lock().unwrap().insert(
                                         String::from_utf8_lossy(&f.row).into_owned(),
-                                        f.error.to_string(),
+                                        Failure::of(&f.error),
                                     );
                                 }),
                         )
@@ -313,7 +340,7 @@ async fn buffered_writer(
                     row,
                     via: Via::Buffered,
                     started: t,
-                    outcome: Err(format!("mutate: {e}")),
+                    outcome: Err(Failure::context(&e, "mutate")),
                 }),
             }
         }
@@ -333,7 +360,9 @@ async fn put_writer(t: Table, k: usize, stop: Arc<AtomicBool>, ledger: Arc<Ledge
             row,
             via: Via::Put,
             started,
-            outcome: r.map(|()| Some(Instant::now())).map_err(|e| e.to_string()),
+            outcome: r
+                .map(|()| Some(Instant::now()))
+                .map_err(|e| Failure::of(&e)),
         });
         tokio::time::sleep(WRITER_PAUSE).await;
     }
@@ -358,7 +387,7 @@ async fn batch_writer(t: Table, stop: Arc<AtomicBool>, ledger: Arc<Ledger>) {
                 row,
                 via: Via::Batch,
                 started,
-                outcome: r.map(|_| Some(at)).map_err(|e| e.to_string()),
+                outcome: r.map(|_| Some(at)).map_err(|e| Failure::of(&e)),
             });
         }
         tokio::time::sleep(WRITER_PAUSE).await;
@@ -380,7 +409,7 @@ async fn increment_writer(t: Table, k: usize, stop: Arc<AtomicBool>, ledger: Arc
             row,
             via: Via::Increment,
             started,
-            outcome: r.map(|_| Some(Instant::now())).map_err(|e| e.to_string()),
+            outcome: r.map(|_| Some(Instant::now())).map_err(|e| Failure::of(&e)),
         });
         tokio::time::sleep(WRITER_PAUSE).await;
     }
@@ -428,8 +457,13 @@ pub struct Account {
     /// Acknowledged and found.
     pub present: u64,
     pub failed: u64,
-    /// Reported failed, yet applied (allowed: the outcome of a failed write is unknown).
+    /// Of `failed`, those of kind `OutcomeUnknown`.
+    pub unknown: u64,
+    /// Reported outcome-unknown and found applied (allowed).
     pub failed_applied: u64,
+    /// Reported failed with a kind that says no attempt was applied, yet found applied (the
+    /// client's error told a lie; counters: applied beyond acknowledged + unknown).
+    pub contradicted: u64,
     /// Acknowledged and not found.
     pub lost: u64,
     /// Increments applied more often than the client sent them successfully or not.
@@ -443,7 +477,9 @@ impl Account {
         self.acked += o.acked;
         self.present += o.present;
         self.failed += o.failed;
+        self.unknown += o.unknown;
         self.failed_applied += o.failed_applied;
+        self.contradicted += o.contradicted;
         self.lost += o.lost;
         self.over_applied += o.over_applied;
         self.lost_rows.extend(o.lost_rows.iter().take(20).cloned());
@@ -462,26 +498,30 @@ impl Report {
     pub fn print(&self, scenario: &str, recovery: Option<Duration>) {
         eprintln!("{scenario}: row-by-row account");
         eprintln!(
-            "  {:<10} {:>9} {:>9} {:>9} {:>9} {:>14} {:>5} {:>12}",
+            "  {:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>15} {:>12} {:>5} {:>12}",
             "writer",
             "attempted",
             "acked",
             "present",
             "failed",
-            "failed+applied",
+            "unknown",
+            "unknown+applied",
+            "contradicted",
             "lost",
             "over-applied"
         );
         let lines = self.by_via.iter().map(|(v, a)| (v.name(), a));
         for (name, a) in lines.chain([("total", &self.total)]) {
             eprintln!(
-                "  {:<10} {:>9} {:>9} {:>9} {:>9} {:>14} {:>5} {:>12}",
+                "  {:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>15} {:>12} {:>5} {:>12}",
                 name,
                 a.attempted,
                 a.acked,
                 a.present,
                 a.failed,
+                a.unknown,
                 a.failed_applied,
+                a.contradicted,
                 a.lost,
                 a.over_applied
             );
@@ -492,11 +532,12 @@ impl Report {
             eprintln!("  reported failed ×{n}: {e}");
         }
         eprintln!(
-            "TABLE | {scenario} | {} | {} | {} | {} | {} | {} |",
+            "TABLE | {scenario} | {} | {} | {} | {} ({} outcome unknown) | {} | {} |",
             self.total.attempted,
             self.total.acked,
             self.total.present,
             self.total.failed,
+            self.total.unknown,
             self.total.lost,
             recovery.map_or("-".to_string(), |d| format!("{:.1} s", d.as_secs_f64()))
         );
@@ -508,6 +549,16 @@ impl Report {
         assert_eq!(
             self.total.lost, 0,
             "acknowledged writes lost: {:?}",
+            self.total.lost_rows
+        );
+        assert_eq!(
+            self.total.over_applied, 0,
+            "increments applied more often than acknowledged + outcome unknown: {:?}",
+            self.total.lost_rows
+        );
+        assert_eq!(
+            self.total.contradicted, 0,
+            "writes reported failed (not outcome-unknown) were applied: {:?}",
             self.total.lost_rows
         );
     }
@@ -540,77 +591,95 @@ pub async fn account(table: &Table, ledger: &Ledger) -> Report {
     let mut errors: HashMap<String, u64> = HashMap::new();
     for r in &records {
         if let Err(e) = &r.outcome {
-            *errors.entry(error_kind(e)).or_default() += 1;
+            *errors.entry(error_kind(&e.message)).or_default() += 1;
         }
     }
     for e in buffered_failed.values() {
-        *errors.entry(error_kind(e)).or_default() += 1;
+        *errors.entry(error_kind(&e.message)).or_default() += 1;
     }
 
-    // Rows written once: (row, via, acked).
-    let mut rows: Vec<(String, Via, bool)> = Vec::new();
+    // Rows written once: (row, via, None if acked or Some(outcome unknown)).
+    let mut rows: Vec<(String, Via, Option<bool>)> = Vec::new();
     for r in records.iter().filter(|r| r.via != Via::Increment) {
-        rows.push((r.row.clone(), r.via, r.outcome.is_ok()));
+        let failed = r.outcome.as_ref().err().map(|f| f.unknown);
+        rows.push((r.row.clone(), r.via, failed));
     }
     for (row, _) in &buffered {
-        rows.push((
-            row.clone(),
-            Via::Buffered,
-            !buffered_failed.contains_key(row),
-        ));
+        let failed = buffered_failed.get(row).map(|f| f.unknown);
+        rows.push((row.clone(), Via::Buffered, failed));
     }
     let present = read_back(table, rows.iter().map(|r| r.0.clone()).collect()).await;
 
     let mut by_via: HashMap<Via, Account> = HashMap::new();
-    for ((row, via, acked), found) in rows.iter().zip(present) {
+    for ((row, via, failed), found) in rows.iter().zip(present) {
         let a = by_via.entry(*via).or_default();
         a.attempted += 1;
-        match (acked, found) {
-            (true, true) => {
+        match (failed, found) {
+            (None, true) => {
                 a.acked += 1;
                 a.present += 1;
             }
-            (true, false) => {
+            (None, false) => {
                 a.acked += 1;
                 a.lost += 1;
                 a.lost_rows.push(format!("{via:?} {row}"));
             }
-            (false, applied) => {
+            (Some(unknown), applied) => {
                 a.failed += 1;
-                a.failed_applied += u64::from(applied);
+                a.unknown += u64::from(*unknown);
+                match (unknown, applied) {
+                    (true, true) => a.failed_applied += 1,
+                    (false, true) => {
+                        a.contradicted += 1;
+                        a.lost_rows
+                            .push(format!("{via:?} {row}: reported failed, found applied"));
+                    }
+                    (_, false) => {}
+                }
             }
         }
     }
 
-    // Counters: acknowledged ≤ value ≤ acknowledged + failed.
-    let mut counters: HashMap<String, (u64, u64)> = HashMap::new();
+    // Counters (increments carry nonces): acknowledged ≤ value ≤ acknowledged + unknown.
+    #[derive(Default)]
+    struct Counter {
+        acked: u64,
+        failed: u64,
+        unknown: u64,
+    }
+    let mut counters: HashMap<String, Counter> = HashMap::new();
     for r in records.iter().filter(|r| r.via == Via::Increment) {
         let c = counters.entry(r.row.clone()).or_default();
-        if r.outcome.is_ok() {
-            c.0 += 1;
-        } else {
-            c.1 += 1;
+        match &r.outcome {
+            Ok(_) => c.acked += 1,
+            Err(f) => {
+                c.failed += 1;
+                c.unknown += u64::from(f.unknown);
+            }
         }
     }
     if !counters.is_empty() {
         let a = by_via.entry(Via::Increment).or_default();
-        for (row, (acked, failed)) in &counters {
+        for (row, c) in &counters {
             let value = read_counter(table, row).await;
-            a.attempted += acked + failed;
-            a.acked += acked;
-            a.failed += failed;
-            a.present += value.min(*acked);
-            if value < *acked {
-                a.lost += acked - value;
+            a.attempted += c.acked + c.failed;
+            a.acked += c.acked;
+            a.failed += c.failed;
+            a.unknown += c.unknown;
+            a.present += value.min(c.acked);
+            if value < c.acked {
+                a.lost += c.acked - value;
                 a.lost_rows
-                    .push(format!("counter {row}: {value} < {acked} acknowledged"));
+                    .push(format!("counter {row}: {value} < {} acknowledged", c.acked));
             }
-            let extra = value.saturating_sub(*acked);
-            a.failed_applied += extra.min(*failed);
-            if extra > *failed {
-                a.over_applied += extra - failed;
+            let extra = value.saturating_sub(c.acked);
+            a.failed_applied += extra.min(c.unknown);
+            if extra > c.unknown {
+                // Applied twice, or applied after a failure that said it was not.
+                a.over_applied += extra - c.unknown;
                 a.lost_rows.push(format!(
-                    "counter {row}: {value} > {acked} acknowledged + {failed} failed"
+                    "counter {row}: {value} > {} acknowledged + {} outcome unknown ({} failed)",
+                    c.acked, c.unknown, c.failed
                 ));
             }
         }

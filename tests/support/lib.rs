@@ -336,25 +336,57 @@ pub async fn drop_table(client: &Client, name: &TableName) {
     admin.delete_table(name).await.expect("delete");
 }
 
-/// The client's counters as one line: totals, then retries and relocations per server.
+/// The client's counters as one line: totals (relocations, reconnects, retries), retries by
+/// cause, then errors, retries and relocations per server.
 pub fn stats_line(s: &StatsSnapshot) -> String {
     let mut line = format!(
-        "calls {}, Multi calls {}, errors {}, retries {}, relocations {}, meta lookups {}, meta cache misses {}",
+        "calls {}, Multi calls {}, errors {}, retries {}, relocations {}, connects {}, reconnects {}, failed connects {}, read timeouts {}, meta lookups {}, meta cache misses {}",
         s.total(|x| x.calls),
         s.total(|x| x.multi_calls),
         s.total(|x| x.errors),
         s.total(|x| x.retries),
         s.total(|x| x.relocations),
+        s.total(|x| x.connects),
+        s.reconnects(),
+        s.total(|x| x.failed_connects),
+        s.total(|x| x.read_timeouts),
         s.meta_lookups,
         s.meta_cache_misses,
     );
+    if !s.retries_by_cause.is_empty() {
+        let causes: Vec<String> = s
+            .retries_by_cause
+            .iter()
+            .map(|(cause, n)| format!("{cause} {n}"))
+            .collect();
+        line.push_str(&format!("; retries by cause: {}", causes.join(", ")));
+    }
     for srv in &s.servers {
         if srv.retries > 0 || srv.relocations > 0 || srv.errors > 0 {
             line.push_str(&format!(
-                "; {}: {} errors, {} retries, {} relocations",
-                srv.server, srv.errors, srv.retries, srv.relocations
+                "; {}: {} errors, {} retries, {} relocations, {} connects",
+                srv.server, srv.errors, srv.retries, srv.relocations, srv.connects
             ));
         }
     }
     line
+}
+
+/// Runs a whole scenario within `secs`; a hang fails the test instead of blocking CI. (A
+/// bound on a hang, not a speed assertion: it is far above what any scenario needs.)
+pub async fn bounded<T>(secs: u64, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(secs), f)
+        .await
+        .unwrap_or_else(|_| panic!("scenario did not finish within {secs} s"))
+}
+
+/// The server hosting `row` of `table` now, per `hbase:meta`.
+pub async fn server_of(client: &Client, table: &TableName, row: &str) -> hbase_client::ServerName {
+    client
+        .admin()
+        .region_for_row(table, row.as_bytes())
+        .await
+        .expect("region of row")
+        .server
+        .expect("region assigned")
 }

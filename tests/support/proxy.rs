@@ -7,6 +7,8 @@
 //! which the test switches at runtime:
 //!
 //! - delay every response frame by a chosen time ([`ProxyControl::set_delay`]);
+//! - hold every request for a chosen time before the server sees it, as a slow server would
+//!   ([`ProxyControl::set_request_delay`]); calls of a client that went away still run;
 //! - reset the open connections (RST) ([`ProxyControl::reset_existing`]);
 //! - freeze connections half-open: nothing flows either way, the sockets stay open
 //!   ([`ProxyControl::freeze_existing`], [`ProxyControl::set_freeze_new`]);
@@ -15,7 +17,17 @@
 //! - answer chosen calls with a server exception instead of the real response
 //!   ([`ProxyControl::inject_exception`]);
 //! - swallow chosen requests, so they are never answered ([`ProxyControl::swallow_requests`]);
-//! - refuse new connections (accepted, then reset at once) ([`ProxyControl::set_refuse`]).
+//! - refuse new connections (accepted, then reset at once) ([`ProxyControl::set_refuse`]);
+//! - drop chosen *responses*: the server executes the request, the client never hears back
+//!   ([`ProxyControl::drop_responses`]);
+//! - a black hole: new connections never complete the TCP handshake, as when a host's SYNs
+//!   are dropped ([`ProxyControl::set_black_hole`]);
+//! - a connection-level exception (a response without a call id, then close), as a server
+//!   sends for a rejected connection header ([`ProxyControl::inject_connection_error`]);
+//! - per-action exceptions inside a `Multi` response ([`ProxyControl::inject_action_exception`]).
+//!
+//! It also records chosen requests ([`ProxyControl::record`]) and the most requests it has
+//! seen outstanding at the server at once ([`ProxyControl::max_outstanding`]).
 //!
 //! The proxy understands just enough of HBase's framing (hbase-protocol.md §2): the client's
 //! preamble and connection header, then `u32 length | varint+RequestHeader | varint+param |
@@ -64,6 +76,10 @@ pub struct RequestInfo {
     pub call_id: u32,
     /// The method name, e.g. `"Get"`, `"Multi"`, `"Scan"`.
     pub method: String,
+    /// The call's priority from its header (0 when absent).
+    pub priority: u32,
+    /// The call's server-side timeout in milliseconds from its header (0 when absent).
+    pub timeout_ms: u32,
     /// The serialized request message.
     pub param: Bytes,
 }
@@ -77,6 +93,15 @@ struct Injection {
     remaining: u32,
 }
 
+/// A request the server has not answered yet, as one connection's relay tracks it.
+struct InFlight {
+    method: String,
+    /// The request message, kept for `Multi` calls (per-action injection needs their indexes).
+    param: Option<Bytes>,
+    /// Its response is to be dropped.
+    drop_response: bool,
+}
+
 /// The runtime switches and counters of one upstream server. Every switch takes effect at
 /// once, also on connections already open.
 pub struct ProxyControl {
@@ -84,6 +109,7 @@ pub struct ProxyControl {
     changes: watch::Sender<u64>,
     next_conn: AtomicU64,
     delay_ms: AtomicU64,
+    request_delay_ms: AtomicU64,
     refuse: AtomicBool,
     freeze_new: AtomicBool,
     /// Connections with an id below this are frozen.
@@ -95,6 +121,12 @@ pub struct ProxyControl {
     corrupt_kind: AtomicU8,
     inject: Mutex<Option<Injection>>,
     swallow: Mutex<Option<(RequestFilter, u32)>>,
+    drop_responses: Mutex<Option<(RequestFilter, u32)>>,
+    record: Mutex<Option<(RequestFilter, Vec<RequestInfo>)>>,
+    outstanding_filter: Mutex<Option<RequestFilter>>,
+    connection_error: Mutex<Option<(String, bool)>>,
+    action_exception: Mutex<Option<(String, u32)>>,
+    black_hole: AtomicBool,
     frozen_ids: Mutex<Vec<u64>>,
     accepted: AtomicU64,
     refused: AtomicU64,
@@ -103,6 +135,9 @@ pub struct ProxyControl {
     injected: AtomicU64,
     swallowed: AtomicU64,
     damaged: AtomicU64,
+    dropped: AtomicU64,
+    outstanding: AtomicU64,
+    max_outstanding: AtomicU64,
 }
 
 impl ProxyControl {
@@ -112,6 +147,7 @@ impl ProxyControl {
             changes: watch::channel(0).0,
             next_conn: AtomicU64::new(1),
             delay_ms: AtomicU64::new(0),
+            request_delay_ms: AtomicU64::new(0),
             refuse: AtomicBool::new(false),
             freeze_new: AtomicBool::new(false),
             frozen_below: AtomicU64::new(0),
@@ -121,6 +157,12 @@ impl ProxyControl {
             corrupt_kind: AtomicU8::new(0),
             inject: Mutex::new(None),
             swallow: Mutex::new(None),
+            drop_responses: Mutex::new(None),
+            record: Mutex::new(None),
+            outstanding_filter: Mutex::new(None),
+            connection_error: Mutex::new(None),
+            action_exception: Mutex::new(None),
+            black_hole: AtomicBool::new(false),
             frozen_ids: Mutex::new(Vec::new()),
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -129,6 +171,9 @@ impl ProxyControl {
             injected: AtomicU64::new(0),
             swallowed: AtomicU64::new(0),
             damaged: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            outstanding: AtomicU64::new(0),
+            max_outstanding: AtomicU64::new(0),
         }
     }
 
@@ -145,6 +190,16 @@ impl ProxyControl {
     /// the server. Zero switches the delay off.
     pub fn set_delay(&self, delay: Duration) {
         self.delay_ms
+            .store(delay.min(MAX_DELAY).as_millis() as u64, SeqCst);
+        self.changed();
+    }
+
+    /// Holds every request for `delay` (capped at 60 s) before forwarding it to the server,
+    /// in order: the server looks slow. A call held or running when its client disconnects
+    /// still reaches the server and runs, and counts as outstanding until it is answered.
+    /// Zero switches the delay off.
+    pub fn set_request_delay(&self, delay: Duration) {
+        self.request_delay_ms
             .store(delay.min(MAX_DELAY).as_millis() as u64, SeqCst);
         self.changed();
     }
@@ -226,15 +281,69 @@ impl ProxyControl {
         self.changed();
     }
 
-    /// Switches every fault off (frozen connections thaw; exceptions, corruption, truncation
-    /// and swallowing are cancelled).
+    /// The next `count` requests for which `filter` is true reach the server, but their
+    /// responses are dropped: the server does the work, the client never hears back.
+    pub fn drop_responses(
+        &self,
+        count: u32,
+        filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
+    ) {
+        *lock(&self.drop_responses) = Some((Box::new(filter), count));
+        self.changed();
+    }
+
+    /// While on, new connections never complete the TCP handshake: the listener is replaced
+    /// by one whose accept queue is full, so the kernel drops the client's SYNs and its
+    /// `connect` hangs. Open connections are left alone (freeze or reset them too).
+    pub fn set_black_hole(&self, on: bool) {
+        self.black_hole.store(on, SeqCst);
+        self.changed();
+    }
+
+    /// The next response is replaced by a connection-level exception (a response header
+    /// without a call id) of `class_name`, with `do_not_retry` as given; then the connection
+    /// is closed, as a server does after rejecting a connection header.
+    pub fn inject_connection_error(&self, class_name: &str, do_not_retry: bool) {
+        *lock(&self.connection_error) = Some((class_name.into(), do_not_retry));
+        self.changed();
+    }
+
+    /// The next `count` `Multi` responses are replaced by one where every action failed with
+    /// `class_name` (a per-action `NameBytesPair` exception, which carries no do-not-retry
+    /// flag: only the class says what it is).
+    pub fn inject_action_exception(&self, class_name: &str, count: u32) {
+        *lock(&self.action_exception) = Some((class_name.into(), count));
+        self.changed();
+    }
+
+    /// From now on, keeps every request for which `filter` is true (see
+    /// [`ProxyControl::recorded`]). Replaces an earlier filter and forgets what it kept.
+    pub fn record(&self, filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static) {
+        *lock(&self.record) = Some((Box::new(filter), Vec::new()));
+    }
+
+    /// The requests kept since [`ProxyControl::record`], in the order they reached the server.
+    pub fn recorded(&self) -> Vec<RequestInfo> {
+        lock(&self.record)
+            .as_ref()
+            .map(|(_, kept)| kept.clone())
+            .unwrap_or_default()
+    }
+
+    /// Switches every fault off (frozen connections thaw; exceptions, corruption, truncation,
+    /// swallowing, dropped responses and the black hole are cancelled).
     pub fn clear(&self) {
         self.delay_ms.store(0, SeqCst);
+        self.request_delay_ms.store(0, SeqCst);
         self.refuse.store(false, SeqCst);
+        self.black_hole.store(false, SeqCst);
         self.truncate.store(0, SeqCst);
         self.corrupt.store(0, SeqCst);
-        *self.inject.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        *self.swallow.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *lock(&self.inject) = None;
+        *lock(&self.swallow) = None;
+        *lock(&self.drop_responses) = None;
+        *lock(&self.connection_error) = None;
+        *lock(&self.action_exception) = None;
         self.thaw();
     }
 
@@ -273,6 +382,81 @@ impl ProxyControl {
         self.damaged.load(SeqCst)
     }
 
+    /// Responses dropped by [`ProxyControl::drop_responses`].
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(SeqCst)
+    }
+
+    /// Requests received from clients and not answered yet: held by a request delay, running
+    /// on the server, or with their response held by a response delay (over all connections).
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding.load(SeqCst)
+    }
+
+    /// The most requests outstanding at the server at once since the proxy started (or since
+    /// [`ProxyControl::reset_max_outstanding`]).
+    pub fn max_outstanding(&self) -> u64 {
+        self.max_outstanding.load(SeqCst)
+    }
+
+    /// Restarts [`ProxyControl::max_outstanding`] from the current count.
+    pub fn reset_max_outstanding(&self) {
+        self.max_outstanding.store(self.outstanding(), SeqCst);
+    }
+
+    /// Counts only requests for which `filter` is true as outstanding, from now on (for
+    /// connections opened from now on; default: every request).
+    pub fn count_outstanding(&self, filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static) {
+        *lock(&self.outstanding_filter) = Some(Box::new(filter));
+    }
+
+    fn counts_as_outstanding(&self, req: &RequestInfo) -> bool {
+        lock(&self.outstanding_filter)
+            .as_ref()
+            .is_none_or(|f| f(req))
+    }
+
+    fn note_forwarded(&self) {
+        let now = self.outstanding.fetch_add(1, SeqCst) + 1;
+        self.max_outstanding.fetch_max(now, SeqCst);
+    }
+
+    fn note_answered(&self, n: u64) {
+        self.outstanding.fetch_sub(n, SeqCst);
+    }
+
+    /// True when the response to `req` is to be dropped (takes one unit of the countdown).
+    fn should_drop_response(&self, req: &RequestInfo) -> bool {
+        let mut drop = lock(&self.drop_responses);
+        let Some((filter, left)) = drop.as_mut() else {
+            return false;
+        };
+        if *left == 0 || !filter(req) {
+            return false;
+        }
+        *left -= 1;
+        true
+    }
+
+    fn keep_if_recorded(&self, req: &RequestInfo) {
+        if let Some((filter, kept)) = lock(&self.record).as_mut() {
+            if filter(req) {
+                kept.push(req.clone());
+            }
+        }
+    }
+
+    fn take_action_exception(&self) -> Option<String> {
+        let mut inject = lock(&self.action_exception);
+        let (class, left) = inject.as_mut()?;
+        if *left == 0 {
+            return None;
+        }
+        *left -= 1;
+        self.injected.fetch_add(1, SeqCst);
+        Some(class.clone())
+    }
+
     fn is_frozen(&self, id: u64) -> bool {
         id < self.frozen_below.load(SeqCst)
             || self
@@ -288,6 +472,10 @@ impl ProxyControl {
 
     fn delay(&self) -> Duration {
         Duration::from_millis(self.delay_ms.load(SeqCst))
+    }
+
+    fn request_delay(&self) -> Duration {
+        Duration::from_millis(self.request_delay_ms.load(SeqCst))
     }
 
     /// Takes one unit of a countdown, if any is left.
@@ -321,6 +509,10 @@ impl ProxyControl {
         self.injected.fetch_add(1, SeqCst);
         Some((i.class_name.clone(), i.server_overloaded))
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 struct Upstream {
@@ -429,9 +621,17 @@ impl FaultProxy {
     }
 }
 
-async fn accept_loop(listener: TcpListener, upstream: String, ctl: Arc<ProxyControl>) {
+async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<ProxyControl>) {
+    let local = listener.local_addr().expect("listener address");
     let mut conns = JoinSet::new();
+    let mut changes = ctl.changes.subscribe();
     loop {
+        if ctl.black_hole.load(SeqCst) {
+            drop(listener);
+            black_hole(local, &ctl, &mut changes).await;
+            listener = rebind(local, 1024).expect("rebind the proxy listener after a black hole");
+            continue;
+        }
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((client, _)) = accepted else {
@@ -451,8 +651,46 @@ async fn accept_loop(listener: TcpListener, upstream: String, ctl: Arc<ProxyCont
                 conns.spawn(relay(ctl.clone(), id, client, upstream.clone()));
             }
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            _ = changes.changed() => {}
         }
     }
+}
+
+/// A listener on `addr` with the given accept backlog (the port is reused: the old listener
+/// was just closed, and connections it accepted still use the port).
+fn rebind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
+}
+
+/// Holds `addr` as a black hole until the switch goes off: a listener with backlog 0 whose
+/// one accept-queue slot is taken by a connection of our own, never accepted. The kernel then
+/// drops every SYN to the port, so clients' connects hang in SYN_SENT (no handshake at all).
+async fn black_hole(
+    addr: std::net::SocketAddr,
+    ctl: &ProxyControl,
+    changes: &mut watch::Receiver<u64>,
+) {
+    let hole = loop {
+        match rebind(addr, 0) {
+            Ok(l) => break l,
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    };
+    let filler = tokio::time::timeout(Duration::from_secs(1), TcpStream::connect(addr)).await;
+    assert!(
+        matches!(filler, Ok(Ok(_))),
+        "the black hole's accept queue could not be filled: {filler:?}"
+    );
+    while ctl.black_hole.load(SeqCst) {
+        if changes.changed().await.is_err() {
+            break;
+        }
+    }
+    drop(filler);
+    drop(hole);
 }
 
 /// Closes with RST instead of FIN.
@@ -478,6 +716,8 @@ struct Outgoing {
     bytes: Bytes,
     /// Close the connection once this is sent.
     close_after: bool,
+    /// 1 when this answers a request still counted as outstanding, else 0.
+    answers: u64,
 }
 
 async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: String) {
@@ -499,10 +739,21 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
     let mut requests = RequestParser::default();
     let mut c_buf = BytesMut::with_capacity(64 * 1024);
     let mut s_buf = BytesMut::with_capacity(64 * 1024);
-    let mut methods: HashMap<u32, String> = HashMap::new();
+    let mut methods = InFlightMap {
+        ctl: &ctl,
+        calls: HashMap::new(),
+        undelivered: 0,
+    };
+    // Requests that do not count as outstanding (see `count_outstanding`).
+    let mut untracked: HashMap<u32, InFlight> = HashMap::new();
+    // Requests (and the preamble) waiting for their request delay, in order.
+    let mut held: VecDeque<(Instant, Bytes)> = VecDeque::new();
     let mut out: VecDeque<Outgoing> = VecDeque::new();
     let mut server_done = false;
     let mut cut = false;
+    // The client went away: what it sent still runs on the server, nothing goes back.
+    let mut client_gone = false;
+    let drain_until = Instant::now() + MAX_DELAY;
     loop {
         if ctl.is_reset(id) {
             if let Ok(client) = cr.reunite(cw) {
@@ -510,27 +761,61 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
             }
             return;
         }
+        if client_gone {
+            let answers = out.drain(..).map(|o| o.answers).sum();
+            methods.delivered(answers);
+            if (held.is_empty() && methods.calls.is_empty() && untracked.is_empty())
+                || server_done
+                || Instant::now() > drain_until
+            {
+                return;
+            }
+        }
         let frozen = ctl.is_frozen(id);
         if !frozen && out.is_empty() && (server_done || cut) {
             let _ = cw.shutdown().await;
             return;
         }
         let due = out.front().map(|o| o.due);
+        let held_due = held.front().map(|h| h.0);
         tokio::select! {
-            r = cr.read_buf(&mut c_buf), if !frozen => {
+            r = cr.read_buf(&mut c_buf), if !frozen && !client_gone => {
                 if !matches!(r, Ok(n) if n > 0) {
-                    return; // the client closed (or reset): drop both sides
+                    client_gone = true;
+                    continue;
                 }
+                let hold_until = Instant::now() + ctl.request_delay();
                 for unit in requests.feed(&mut c_buf) {
                     if let Some(req) = &unit.request {
                         if ctl.should_swallow(req) {
                             continue;
                         }
-                        methods.insert(req.call_id, req.method.clone());
+                        ctl.keep_if_recorded(req);
+                        let in_flight = InFlight {
+                            method: req.method.clone(),
+                            param: (req.method == "Multi").then(|| req.param.clone()),
+                            drop_response: ctl.should_drop_response(req),
+                        };
+                        if ctl.counts_as_outstanding(req) {
+                            methods.calls.insert(req.call_id, in_flight);
+                            ctl.note_forwarded();
+                        } else {
+                            untracked.insert(req.call_id, in_flight);
+                        }
                     }
-                    if sw.write_all(&unit.bytes).await.is_err() {
-                        return;
+                    if held.is_empty() && ctl.request_delay().is_zero() {
+                        if sw.write_all(&unit.bytes).await.is_err() {
+                            return;
+                        }
+                    } else {
+                        held.push_back((hold_until, unit.bytes));
                     }
+                }
+            }
+            _ = tokio::time::sleep_until(held_due.unwrap_or_else(Instant::now)), if !frozen && held_due.is_some() => {
+                let (_, bytes) = held.pop_front().expect("due implies held");
+                if sw.write_all(&bytes).await.is_err() {
+                    return;
                 }
             }
             r = sr.read_buf(&mut s_buf), if !frozen && !server_done && !cut && out.len() < MAX_QUEUED_FRAMES => {
@@ -539,8 +824,11 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                     continue;
                 }
                 while let Some(frame) = split_frame(&mut s_buf) {
-                    let o = process_response(&ctl, frame, &mut methods);
+                    let Some(o) = process_response(&ctl, frame, &mut methods, &mut untracked) else {
+                        continue;
+                    };
                     let close = o.close_after;
+                    methods.undelivered += o.answers;
                     out.push_back(o);
                     if close {
                         cut = true;
@@ -548,8 +836,9 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                     }
                 }
             }
-            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if !frozen && due.is_some() => {
+            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if !frozen && due.is_some() && !client_gone => {
                 let o = out.pop_front().expect("due implies queued");
+                methods.delivered(o.answers);
                 ctl.responses.fetch_add(1, SeqCst);
                 if cw.write_all(&o.bytes).await.is_err() {
                     return;
@@ -577,33 +866,87 @@ fn split_frame(buf: &mut BytesMut) -> Option<Bytes> {
     Some(buf.split_to(4 + len).freeze())
 }
 
-/// Decides what the client gets for one response frame from the server.
+/// The requests one connection has forwarded and the server has not answered; whatever is
+/// left when the connection ends no longer counts as outstanding.
+struct InFlightMap<'a> {
+    ctl: &'a ProxyControl,
+    calls: HashMap<u32, InFlight>,
+    /// Answers the server gave that are queued (delayed) and not yet delivered.
+    undelivered: u64,
+}
+
+impl InFlightMap<'_> {
+    /// A queued answer was delivered to the client, or given up with its client.
+    fn delivered(&mut self, answers: u64) {
+        self.undelivered -= answers;
+        self.ctl.note_answered(answers);
+    }
+}
+
+impl Drop for InFlightMap<'_> {
+    fn drop(&mut self) {
+        self.ctl
+            .note_answered(self.calls.len() as u64 + self.undelivered);
+    }
+}
+
+/// Decides what the client gets for one response frame from the server (nothing, when the
+/// response is to be dropped).
 fn process_response(
     ctl: &ProxyControl,
     frame: Bytes,
-    methods: &mut HashMap<u32, String>,
-) -> Outgoing {
+    methods: &mut InFlightMap,
+    untracked: &mut HashMap<u32, InFlight>,
+) -> Option<Outgoing> {
     let due = Instant::now() + ctl.delay();
     let header = response_header(&frame[4..]);
     let call_id = header.as_ref().and_then(|h| h.call_id);
-    let method = call_id.and_then(|id| methods.remove(&id));
-    if let (Some(call_id), Some(method)) = (call_id, &method) {
-        if let Some((class, overloaded)) = ctl.injection_for(method) {
-            return Outgoing {
+    let tracked = call_id.and_then(|id| methods.calls.remove(&id));
+    let answers = tracked.is_some() as u64;
+    let in_flight = tracked.or_else(|| call_id.and_then(|id| untracked.remove(&id)));
+    if let Some((class, do_not_retry)) = lock(&ctl.connection_error).take() {
+        ctl.injected.fetch_add(1, SeqCst);
+        return Some(Outgoing {
+            due,
+            bytes: connection_error_frame(&class, do_not_retry),
+            close_after: true,
+            answers,
+        });
+    }
+    if let (Some(call_id), Some(call)) = (call_id, &in_flight) {
+        if call.drop_response {
+            ctl.dropped.fetch_add(1, SeqCst);
+            ctl.note_answered(answers);
+            return None;
+        }
+        if let Some((class, overloaded)) = ctl.injection_for(&call.method) {
+            return Some(Outgoing {
                 due,
                 bytes: exception_frame(call_id, &class, overloaded),
                 close_after: false,
-            };
+                answers,
+            });
+        }
+        if let Some(param) = &call.param {
+            if let Some(class) = ctl.take_action_exception() {
+                return Some(Outgoing {
+                    due,
+                    bytes: multi_action_exception_frame(call_id, param, &class),
+                    close_after: false,
+                    answers,
+                });
+            }
         }
     }
     if ProxyControl::take(&ctl.truncate) {
         ctl.damaged.fetch_add(1, SeqCst);
         let half = frame.len() / 2;
-        return Outgoing {
+        return Some(Outgoing {
             due,
             bytes: frame.slice(..half.max(1)),
             close_after: true,
-        };
+            answers,
+        });
     }
     if ProxyControl::take(&ctl.corrupt) {
         ctl.damaged.fetch_add(1, SeqCst);
@@ -621,17 +964,19 @@ fn process_response(
                 f[4..end].fill(0xff);
             }
         }
-        return Outgoing {
+        return Some(Outgoing {
             due,
             bytes: f.freeze(),
             close_after: false,
-        };
+            answers,
+        });
     }
-    Outgoing {
+    Some(Outgoing {
         due,
         bytes: frame,
         close_after: false,
-    }
+        answers,
+    })
 }
 
 /// One unit the proxy forwards to the server: the connection preamble, or a request frame.
@@ -682,10 +1027,13 @@ fn parse_request(body: &[u8]) -> Option<RequestInfo> {
     pos += header_len;
     let mut call_id = None;
     let mut method = None;
+    let (mut priority, mut timeout_ms) = (0, 0);
     for (field, value) in proto_fields(header)? {
         match (field, value) {
             (1, Field::Varint(v)) => call_id = Some(v as u32),
             (3, Field::Bytes(b)) => method = Some(String::from_utf8_lossy(b).into_owned()),
+            (6, Field::Varint(v)) => priority = v as u32,
+            (7, Field::Varint(v)) => timeout_ms = v as u32,
             _ => {}
         }
     }
@@ -694,6 +1042,8 @@ fn parse_request(body: &[u8]) -> Option<RequestInfo> {
     Some(RequestInfo {
         call_id: call_id?,
         method: method?,
+        priority,
+        timeout_ms,
         param,
     })
 }
@@ -730,6 +1080,30 @@ fn response_header(body: &[u8]) -> Option<ResponseHeaderInfo> {
 /// A response frame carrying `ExceptionResponse{class_name, stack_trace, do_not_retry=false,
 /// server_overloaded}` for `call_id`.
 pub fn exception_frame(call_id: u32, class_name: &str, server_overloaded: bool) -> Bytes {
+    let mut header = BytesMut::new();
+    put_varint_field(&mut header, 1, call_id as u64);
+    put_bytes_field(
+        &mut header,
+        2,
+        &exception_response(class_name, false, server_overloaded),
+    );
+    frame_of(&header, None)
+}
+
+/// A response frame without a call id carrying `ExceptionResponse{class_name, stack_trace,
+/// do_not_retry}`: a connection-level error.
+pub fn connection_error_frame(class_name: &str, do_not_retry: bool) -> Bytes {
+    let mut header = BytesMut::new();
+    put_bytes_field(
+        &mut header,
+        2,
+        &exception_response(class_name, do_not_retry, false),
+    );
+    frame_of(&header, None)
+}
+
+/// `ExceptionResponse{class_name, stack_trace, do_not_retry, server_overloaded}`.
+fn exception_response(class_name: &str, do_not_retry: bool, server_overloaded: bool) -> BytesMut {
     let mut ex = BytesMut::new();
     put_bytes_field(&mut ex, 1, class_name.as_bytes());
     put_bytes_field(
@@ -737,14 +1111,60 @@ pub fn exception_frame(call_id: u32, class_name: &str, server_overloaded: bool) 
         2,
         format!("{class_name}: injected by the test proxy\n\tat proxy").as_bytes(),
     );
-    put_varint_field(&mut ex, 5, 0);
+    put_varint_field(&mut ex, 5, do_not_retry as u64);
     put_varint_field(&mut ex, 6, server_overloaded as u64);
+    ex
+}
+
+/// A `MultiResponse` frame for `call_id` in which every action of the request `multi` failed
+/// with `class_name` (per-action `NameBytesPair` exceptions, as a region server sends them).
+pub fn multi_action_exception_frame(call_id: u32, multi: &[u8], class_name: &str) -> Bytes {
+    let mut resp = BytesMut::new();
+    for (field, value) in proto_fields(multi).unwrap_or_default() {
+        let (1, Field::Bytes(region_action)) = (field, value) else {
+            continue;
+        };
+        let mut result = BytesMut::new();
+        for (f, v) in proto_fields(region_action).unwrap_or_default() {
+            let (3, Field::Bytes(action)) = (f, v) else {
+                continue;
+            };
+            let index = proto_fields(action)
+                .unwrap_or_default()
+                .into_iter()
+                .find_map(|(f, v)| match (f, v) {
+                    (1, Field::Varint(i)) => Some(i),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            let mut pair = BytesMut::new();
+            put_bytes_field(&mut pair, 1, class_name.as_bytes());
+            put_bytes_field(
+                &mut pair,
+                2,
+                format!("{class_name}: injected by the test proxy").as_bytes(),
+            );
+            let mut roe = BytesMut::new();
+            put_varint_field(&mut roe, 1, index);
+            put_bytes_field(&mut roe, 3, &pair);
+            put_bytes_field(&mut result, 1, &roe);
+        }
+        put_bytes_field(&mut resp, 1, &result);
+    }
     let mut header = BytesMut::new();
     put_varint_field(&mut header, 1, call_id as u64);
-    put_bytes_field(&mut header, 2, &ex);
+    frame_of(&header, Some(&resp))
+}
+
+/// `u32 length | varint+header | [varint+message]`.
+fn frame_of(header: &[u8], message: Option<&[u8]>) -> Bytes {
     let mut body = BytesMut::new();
     put_varint(&mut body, header.len() as u64);
-    body.put_slice(&header);
+    body.put_slice(header);
+    if let Some(m) = message {
+        put_varint(&mut body, m.len() as u64);
+        body.put_slice(m);
+    }
     let mut frame = BytesMut::with_capacity(4 + body.len());
     frame.put_u32(body.len() as u32);
     frame.put_slice(&body);

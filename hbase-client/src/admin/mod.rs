@@ -32,32 +32,30 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use prost::Message;
 
-use crate::client::ClientInner;
 use crate::error::{Error, Result};
-use crate::region::{ServerName, TableName};
-use crate::retry::{recovery, Recovery};
-use crate::rpc::frame::{RequestMeta, Service};
-
-/// Priority of master admin calls (HBase's ADMIN_QOS).
-const ADMIN_PRIORITY: u32 = 100;
+use crate::region::{RegionInfo, ServerName, TableName};
+use crate::runtime::caller::{CallOptions, Idempotency, Operation, Target};
+use crate::runtime::Runtime;
 
 /// Table administration. Obtained from [`Client::admin`](crate::Client::admin).
 #[derive(Clone)]
 pub struct Admin {
-    inner: Arc<ClientInner>,
+    rt: Arc<Runtime>,
     timeout: Duration,
-    /// With a fresh nonce per request, lets the master recognise a retried procedure request
-    /// (after a lost response) instead of starting the procedure twice.
+    /// The client's nonce group: with a fresh nonce per request, it lets the master recognise
+    /// a retried procedure request (after a lost response) instead of starting the procedure
+    /// twice.
     nonce_group: u64,
 }
 
 impl Admin {
-    pub(crate) fn new(inner: Arc<ClientInner>) -> Admin {
-        let timeout = inner.config.operation_timeout;
+    pub(crate) fn new(rt: Arc<Runtime>) -> Admin {
+        let timeout = rt.config.operation_timeout;
+        let nonce_group = rt.nonce_group;
         Admin {
-            inner,
+            rt,
             timeout,
-            nonce_group: rand::random(),
+            nonce_group,
         }
     }
 
@@ -99,7 +97,7 @@ impl Admin {
         };
         let resp: hbase_proto::CreateTableResponse = self.master_call("CreateTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
-        self.inner.locator.cache().invalidate_table(desc.name());
+        self.rt.locator.cache().invalidate_table(desc.name());
         Ok(())
     }
 
@@ -127,7 +125,7 @@ impl Admin {
         let resp: hbase_proto::DisableTableResponse =
             self.master_call("DisableTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
-        self.inner.locator.cache().invalidate_table(table);
+        self.rt.locator.cache().invalidate_table(table);
         Ok(())
     }
 
@@ -140,7 +138,7 @@ impl Admin {
         };
         let resp: hbase_proto::EnableTableResponse = self.master_call("EnableTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
-        self.inner.locator.cache().invalidate_table(table);
+        self.rt.locator.cache().invalidate_table(table);
         Ok(())
     }
 
@@ -160,7 +158,7 @@ impl Admin {
         let resp: hbase_proto::TruncateTableResponse =
             self.master_call("truncateTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
-        self.inner.locator.cache().invalidate_table(table);
+        self.rt.locator.cache().invalidate_table(table);
         Ok(())
     }
 
@@ -173,7 +171,7 @@ impl Admin {
         };
         let resp: hbase_proto::DeleteTableResponse = self.master_call("DeleteTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
-        self.inner.locator.cache().invalidate_table(table);
+        self.rt.locator.cache().invalidate_table(table);
         Ok(())
     }
 
@@ -240,70 +238,60 @@ impl Admin {
             .ok_or_else(|| Error::TableNotFound(table.to_string()))
     }
 
-    /// Calls the master, retrying while it is starting up or unreachable.
-    pub(crate) async fn master_call<Req: Message, Resp: Message + Default>(
-        &self,
-        method: &'static str,
-        req: &Req,
-    ) -> Result<Resp> {
-        let deadline = Instant::now() + self.timeout;
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let err = match self.master_call_once(method, req).await {
-                Ok(resp) => return Ok(resp),
-                Err(e) => e,
-            };
-            let retryable = recovery(&err) != Recovery::Fail;
-            let pause = if retryable {
-                self.inner.retry_policy.next_pause(attempts, &err)
-            } else {
-                None
-            };
-            match pause {
-                Some(pause) if Instant::now() + pause < deadline => {
-                    tracing::debug!(method, error = %err, "master call failed; retrying");
-                    tokio::time::sleep(pause).await;
-                }
-                _ => return Err(err),
-            }
+    /// Timeouts and retry policy of admin calls: the client's, with [`Admin::timeout`] for
+    /// whole operations.
+    fn options(&self) -> CallOptions {
+        CallOptions {
+            operation_timeout: self.timeout,
+            ..self.rt.defaults.clone()
         }
     }
 
-    async fn master_call_once<Req: Message, Resp: Message + Default>(
+    /// Calls the master, retrying while it is starting up or unreachable (the runtime's
+    /// retrying caller). Procedure requests carry nonces, so a retry never starts one twice.
+    pub(crate) async fn master_call<Req, Resp>(
         &self,
         method: &'static str,
         req: &Req,
-    ) -> Result<Resp> {
-        let master = self.inner.zk.master().await?;
-        self.call_once(&master, Service::Master, method, req).await
+    ) -> Result<Resp>
+    where
+        Req: Message + Sync,
+        Resp: Message + Default,
+    {
+        let opts = self.options();
+        let op = Operation::new(&self.rt, &opts, Idempotency::Idempotent);
+        op.retry(|| async {
+            let ep = op.resolve(Target::Master).await?;
+            op.call(&ep, method, req, None).await?.decode()
+        })
+        .await
     }
 
-    /// One admin-priority call to `server`'s `service`; a broken connection is discarded.
-    pub(crate) async fn call_once<Req: Message, Resp: Message + Default>(
+    /// One call to a region server's AdminService (no retries: callers poll).
+    pub(crate) async fn region_server_call<Req, Resp>(
         &self,
         server: &ServerName,
-        service: Service,
         method: &'static str,
         req: &Req,
-    ) -> Result<Resp> {
-        let inner = &self.inner;
-        let conn = inner.pool.get(server, service).await?;
-        let timeout = inner.config.rpc_timeout;
-        let meta = RequestMeta {
-            method,
-            timeout_ms: timeout.as_millis() as u32,
-            priority: ADMIN_PRIORITY,
-        };
-        match conn.call(meta, req, None, timeout).await {
-            Ok(body) => body.decode(),
-            Err(e) => {
-                if recovery(&e) == Recovery::DropServer {
-                    inner.pool.discard(server, service, &conn);
-                }
-                Err(e)
-            }
-        }
+    ) -> Result<Resp>
+    where
+        Req: Message + Sync,
+        Resp: Message + Default,
+    {
+        let opts = self.options();
+        let op = Operation::new(&self.rt, &opts, Idempotency::Idempotent);
+        let ep = op.resolve(Target::Server(server)).await?;
+        op.call(&ep, method, req, None).await?.decode()
+    }
+
+    /// The regions of `table` with their servers, read from `hbase:meta` now (retried).
+    pub(crate) async fn meta_regions(
+        &self,
+        table: &TableName,
+    ) -> Result<Vec<(RegionInfo, Option<ServerName>)>> {
+        let opts = self.options();
+        let op = Operation::new(&self.rt, &opts, Idempotency::Read);
+        op.retry(|| self.rt.locator.table_regions(table)).await
     }
 
     /// Polls the master until procedure `proc_id` finishes, with growing pauses.

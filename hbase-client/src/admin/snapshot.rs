@@ -33,7 +33,7 @@ impl Admin {
     /// Takes a snapshot named `name` of `table` (memstores flushed first, as HBase's
     /// default `FLUSH` type does) and waits until it is complete.
     ///
-    /// Fails with [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) for a name
+    /// Fails with [`Error::InvalidInput`] for a name
     /// HBase would refuse, and with the master's error (for example
     /// `SnapshotExistsException`) otherwise.
     pub async fn snapshot(&self, name: &str, table: &TableName) -> Result<()> {
@@ -145,7 +145,7 @@ impl Admin {
         let resp: hbase_proto::RestoreSnapshotResponse =
             self.master_call("RestoreSnapshot", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
-        self.inner.locator.cache().invalidate_table(table);
+        self.rt.locator.cache().invalidate_table(table);
         Ok(())
     }
 }

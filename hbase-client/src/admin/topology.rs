@@ -10,14 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use prost::Message;
 
 use super::Admin;
+use crate::error::exceptions::{self, Retry};
 use crate::error::{Error, Result};
 use crate::ops::region_specifier;
 use crate::region::{RegionInfo, ServerName, TableName};
-use crate::retry::{recovery, Recovery};
-use crate::rpc::frame::Service;
 
 /// A region of a table and the server it is assigned to (none while in transition).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +34,7 @@ impl Admin {
     /// The regions of a table in key order, with their servers, read from `hbase:meta` (not
     /// from the client's cache). Split parents and offline regions are left out.
     pub async fn list_regions(&self, table: &TableName) -> Result<Vec<TableRegion>> {
-        let regions = self.inner.locator.table_regions(table).await?;
+        let regions = self.meta_regions(table).await?;
         if regions.is_empty() && !self.table_exists(table).await? {
             return Err(Error::TableNotFound(table.to_string()));
         }
@@ -59,13 +57,19 @@ impl Admin {
 
     /// The live region servers (the children of ZooKeeper's `/hbase/rs`), sorted by address.
     pub async fn region_servers(&self) -> Result<Vec<ServerName>> {
-        self.inner.zk.region_servers().await
+        self.rt.zk.region_servers().await
+    }
+
+    /// The region server hosting `hbase:meta`, as ZooKeeper's `meta-region-server` names it
+    /// (read anew on every call).
+    pub async fn meta_server(&self) -> Result<ServerName> {
+        self.rt.zk.meta_server().await
     }
 
     /// The active master, as ZooKeeper's `/hbase/master` names it (read anew on every call, so
     /// a master failover is followed).
     pub async fn master(&self) -> Result<ServerName> {
-        self.inner.zk.master().await
+        self.rt.zk.master().await
     }
 
     /// Splits `region` at `split_key` and waits until both daughters are open and listed in
@@ -305,9 +309,7 @@ impl Admin {
     /// `region` as meta lists it now (by encoded name); `None` once it is split or merged away.
     async fn find_region(&self, region: &RegionInfo) -> Result<Option<TableRegion>> {
         Ok(self
-            .inner
-            .locator
-            .table_regions(&region.table)
+            .meta_regions(&region.table)
             .await?
             .into_iter()
             .find(|(r, _)| r.encoded_name == region.encoded_name)
@@ -322,7 +324,7 @@ impl Admin {
         };
         match self.region_info_on(server, &region.region).await {
             Ok(_) => Ok(true),
-            Err(e) if recovery(&e) != Recovery::Fail => Ok(false),
+            Err(e) if exceptions::verdict(&e).retry != Retry::No => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -359,7 +361,7 @@ impl Admin {
             };
             let info = match self.region_info_on(&server, region).await {
                 Ok(info) => info,
-                Err(e) if recovery(&e) != Recovery::Fail => return Ok(None),
+                Err(e) if exceptions::verdict(&e).retry != Retry::No => return Ok(None),
                 Err(e) => return Err(e),
             };
             if info.splittable != Some(false) {
@@ -397,16 +399,6 @@ impl Admin {
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(POLL_MAX);
         }
-    }
-
-    /// One call to a region server's AdminService (no retries: callers poll).
-    pub(crate) async fn region_server_call<Req: Message, Resp: Message + Default>(
-        &self,
-        server: &ServerName,
-        method: &'static str,
-        req: &Req,
-    ) -> Result<Resp> {
-        self.call_once(server, Service::Admin, method, req).await
     }
 }
 

@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::{Delete, Get, Put, RowResult};
+use super::{Append, Delete, Get, Increment, Put, RowResult};
 use crate::error::Result;
 
 /// A write: what a [`BufferedMutator`](crate::BufferedMutator) buffers.
@@ -37,6 +37,14 @@ impl Mutation {
             Mutation::Delete(d) => d.validate(),
         }
     }
+
+    /// The mutation with its cells inline (for a `Mutate` call).
+    pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
+        match self {
+            Mutation::Put(p) => p.to_proto(),
+            Mutation::Delete(d) => d.to_proto(),
+        }
+    }
 }
 
 impl From<Put> for Mutation {
@@ -53,6 +61,7 @@ impl From<Delete> for Mutation {
 
 /// One action of a [`Table::batch`](crate::Table::batch).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Action {
     /// Read a row.
     Get(Get),
@@ -60,12 +69,17 @@ pub enum Action {
     Put(Put),
     /// Delete cells.
     Delete(Delete),
+    /// Add to counters (carries a nonce: applied once however often it is retried).
+    Increment(Increment),
+    /// Append to values (carries a nonce).
+    Append(Append),
 }
 
 /// The outcome of one successful batch action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionResult {
-    /// A get's row (`None` when the row has no matching cells).
+    /// A get's row (`None` when the row has no matching cells), or the new values an
+    /// increment or append wrote.
     Row(Option<RowResult>),
     /// A put or delete was applied.
     Done,
@@ -78,6 +92,8 @@ impl Action {
             Action::Get(g) => g.row(),
             Action::Put(p) => p.row(),
             Action::Delete(d) => d.row(),
+            Action::Increment(i) => i.row(),
+            Action::Append(a) => a.row(),
         }
     }
 
@@ -86,21 +102,56 @@ impl Action {
             Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),
             Action::Put(p) => p.validate(max_kv),
             Action::Delete(d) => d.validate(),
+            Action::Increment(i) => i.validate(max_kv),
+            Action::Append(a) => a.validate(max_kv),
         }
     }
 
-    /// The protobuf action; mutation cells go to `cellblock`.
-    pub(crate) fn to_proto(&self, index: u32, cellblock: &mut BytesMut) -> hbase_proto::Action {
+    /// True for the actions that change data.
+    pub(crate) fn is_write(&self) -> bool {
+        !matches!(self, Action::Get(_))
+    }
+
+    /// True when applying it twice differs from applying it once: it carries a nonce.
+    pub(crate) fn needs_nonce(&self) -> bool {
+        matches!(self, Action::Increment(_) | Action::Append(_))
+    }
+
+    /// The protobuf action; put and delete cells go to `cellblock`.
+    pub(crate) fn to_proto(
+        &self,
+        index: u32,
+        nonce: Option<u64>,
+        cellblock: &mut BytesMut,
+    ) -> hbase_proto::Action {
         let mut a = hbase_proto::Action {
             index: Some(index),
             ..Default::default()
         };
-        match self {
-            Action::Get(g) => a.get = Some(g.to_proto()),
-            Action::Put(p) => a.mutation = Some(p.to_cellblock_proto(cellblock)),
-            Action::Delete(d) => a.mutation = Some(d.to_cellblock_proto(cellblock)),
-        }
+        let mutation = match self {
+            Action::Get(g) => {
+                a.get = Some(g.to_proto());
+                return a;
+            }
+            Action::Put(p) => p.to_cellblock_proto(cellblock),
+            Action::Delete(d) => d.to_cellblock_proto(cellblock),
+            Action::Increment(i) => i.to_proto(),
+            Action::Append(a) => a.to_proto(),
+        };
+        a.mutation = Some(hbase_proto::MutationProto { nonce, ..mutation });
         a
+    }
+}
+
+impl From<Increment> for Action {
+    fn from(i: Increment) -> Action {
+        Action::Increment(i)
+    }
+}
+
+impl From<Append> for Action {
+    fn from(a: Append) -> Action {
+        Action::Append(a)
     }
 }
 

@@ -35,18 +35,28 @@ impl Increment {
         self
     }
 
-    pub(crate) fn to_proto(&self, max_kv: usize) -> Result<hbase_proto::MutationProto> {
+    /// The row key.
+    pub fn row(&self) -> &Bytes {
+        &self.row
+    }
+
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
+        let columns = self.columns.iter().map(|(f, q, _)| (f, q, &[0u8; 8][..]));
+        check_columns(&self.row, "increment", columns, max_kv)
+    }
+
+    /// The mutation (validate first).
+    pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
         let columns = self
             .columns
             .iter()
             .map(|(f, q, amount)| (f, q, Bytes::copy_from_slice(&amount.to_be_bytes())));
-        column_mutation(
-            &self.row,
-            MutationType::Increment,
-            "increment",
-            columns,
-            max_kv,
-        )
+        column_mutation(&self.row, MutationType::Increment, columns)
+    }
+
+    /// Approximate memory held, for write-buffer accounting.
+    pub fn heap_size(&self) -> usize {
+        columns_heap_size(&self.row, self.columns.iter().map(|(f, q, _)| (f, q, 8)))
     }
 }
 
@@ -78,24 +88,70 @@ impl Append {
         self
     }
 
-    pub(crate) fn to_proto(&self, max_kv: usize) -> Result<hbase_proto::MutationProto> {
+    /// The row key.
+    pub fn row(&self) -> &Bytes {
+        &self.row
+    }
+
+    pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
+        let columns = self.columns.iter().map(|(f, q, v)| (f, q, &v[..]));
+        check_columns(&self.row, "append", columns, max_kv)
+    }
+
+    /// The mutation (validate first).
+    pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
         let columns = self.columns.iter().map(|(f, q, v)| (f, q, v.clone()));
-        column_mutation(&self.row, MutationType::Append, "append", columns, max_kv)
+        column_mutation(&self.row, MutationType::Append, columns)
+    }
+
+    /// Approximate memory held, for write-buffer accounting.
+    pub fn heap_size(&self) -> usize {
+        columns_heap_size(
+            &self.row,
+            self.columns.iter().map(|(f, q, v)| (f, q, v.len())),
+        )
     }
 }
 
-/// An increment or append of `row`: one checked column value per (family, qualifier, value).
+/// Checks an increment's or append's columns (family, qualifier, value length).
+fn check_columns<'a>(
+    row: &Bytes,
+    what: &str,
+    columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, &'a [u8])>,
+    max_kv: usize,
+) -> Result<()> {
+    let mut any = false;
+    for (family, qualifier, value) in columns {
+        check_cell_limits(row, family)?;
+        crate::rpc::cellblock::check_cell_size(row, family, qualifier, value, max_kv)?;
+        any = true;
+    }
+    if !any {
+        return Err(Error::InvalidInput(format!(
+            "an {what} needs at least one column"
+        )));
+    }
+    Ok(())
+}
+
+fn columns_heap_size<'a>(
+    row: &Bytes,
+    columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, usize)>,
+) -> usize {
+    64 + row.len()
+        + columns
+            .map(|(f, q, v)| 48 + f.len() + q.len() + v)
+            .sum::<usize>()
+}
+
+/// An increment or append of `row`: one column value per (family, qualifier, value).
 fn column_mutation<'a>(
     row: &Bytes,
     kind: MutationType,
-    what: &str,
     columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, Bytes)>,
-    max_kv: usize,
-) -> Result<hbase_proto::MutationProto> {
+) -> hbase_proto::MutationProto {
     let mut cvs = Vec::new();
     for (family, qualifier, value) in columns {
-        check_cell_limits(row, family)?;
-        crate::rpc::cellblock::check_cell_size(row, family, qualifier, &value, max_kv)?;
         let qv = QualifierValue {
             qualifier: Some(qualifier.clone()),
             value: Some(value),
@@ -103,10 +159,5 @@ fn column_mutation<'a>(
         };
         add_qualifier_value(&mut cvs, family, qv);
     }
-    if cvs.is_empty() {
-        return Err(Error::InvalidInput(format!(
-            "an {what} needs at least one column"
-        )));
-    }
-    Ok(mutation_proto(row, kind, cvs, None))
+    mutation_proto(row, kind, cvs, None)
 }

@@ -8,20 +8,23 @@ mod filter;
 mod get;
 mod increment;
 mod put;
+mod row_mutations;
 mod row_result;
 mod scan;
 
 pub use action::{Action, ActionResult, Mutation};
 pub use check_and_mutate::CheckAndMutate;
+pub(crate) use check_and_mutate::Then;
 pub use delete::Delete;
 pub use filter::{Comparator, CompareOp, Filter};
 pub use get::Get;
 pub use increment::{Append, Increment};
 pub use put::{Durability, Put};
+pub use row_mutations::{RowMutation, RowMutations};
 pub(crate) use row_result::result_from_proto;
 pub use row_result::results_from_scan;
 pub use row_result::RowResult;
-pub use scan::Scan;
+pub use scan::{Scan, DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
 
 use bytes::Bytes;
 

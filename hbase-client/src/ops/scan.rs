@@ -4,6 +4,14 @@ use bytes::Bytes;
 
 use super::Filter;
 
+/// Rows per scan RPC when neither the [`Scan`] nor the client config says
+/// ([`ClientConfigBuilder::scanner_caching`](crate::ClientConfigBuilder::scanner_caching)):
+/// 1000 (bounded by the result size).
+pub const DEFAULT_SCANNER_CACHING: u32 = 1000;
+/// Bytes per scan response when neither the [`Scan`] nor the client config says: 2 MiB, as
+/// HBase's.
+pub const DEFAULT_SCANNER_MAX_RESULT_SIZE: u64 = 2 * 1024 * 1024;
+
 /// A range read. Build it, then pass it to [`Table::scan`](crate::Table::scan).
 #[derive(Debug, Clone)]
 pub struct Scan {
@@ -150,13 +158,10 @@ impl Scan {
             cache_blocks: Some(self.cache_blocks),
             max_result_size: Some(
                 self.max_result_size
-                    .unwrap_or(crate::config::DEFAULT_SCANNER_MAX_RESULT_SIZE),
+                    .unwrap_or(DEFAULT_SCANNER_MAX_RESULT_SIZE),
             ),
             reversed: Some(self.reversed),
-            caching: Some(
-                self.caching
-                    .unwrap_or(crate::config::DEFAULT_SCANNER_CACHING),
-            ),
+            caching: Some(self.caching.unwrap_or(DEFAULT_SCANNER_CACHING)),
             allow_partial_results: Some(false),
             ..Default::default()
         }

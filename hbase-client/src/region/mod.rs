@@ -1,12 +1,9 @@
 //! Tables, servers and regions: names, the location cache and the meta lookup.
 
-mod cache;
-mod locator;
 mod name;
 
-pub(crate) use cache::RegionCache;
-pub(crate) use locator::{MetaLocator, Seek};
 pub use name::{encoded_region_name, region_name};
+pub(crate) use name::{meta_search_key, meta_table_start};
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,12 +1,26 @@
 //! One TCP connection to one server, carrying many concurrent calls.
 //!
-//! Callers encode their request straight into a shared output buffer and wait on a oneshot
-//! keyed by call id. A writer task flushes whatever has accumulated in one write (so concurrent
-//! small calls coalesce), and a reader task splits the input into frames and completes calls in
+//! Callers encode their request straight into a shared outbox and wait on a oneshot keyed by
+//! call id. A writer task flushes whatever has accumulated in one write (so concurrent small
+//! calls coalesce), and a reader task splits the input into frames and completes calls in
 //! whatever order the server answers.
+//!
+//! The connection owns the server's health as this client sees it:
+//! - A call that times out (or whose future is dropped) fails alone. If its bytes are still in
+//!   the outbox, or held unwritten by a writer the kernel stopped accepting from, they are
+//!   dropped: a call its caller gave up on is never sent later. Its outcome is then known
+//!   ([`Delivery::NotSent`]); otherwise it may have reached the server
+//!   ([`Delivery::Unknown`]).
+//! - A call in flight holds one permit of the server's in-flight cap (shared by every
+//!   connection to the server, old and new) until the server answers, even after its caller
+//!   gave up: the server is still working on it. Such an orphaned permit is released at the
+//!   latest a read timeout later, or when the connection closes.
+//! - The connection is declared dead only on an I/O error, a corrupt frame, a
+//!   connection-level exception, or when it reads nothing for the read timeout while calls
+//!   are outstanding.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,32 +29,141 @@ use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::{oneshot, Notify, Semaphore};
+use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::compression::{self, CellBlockCompression};
 use super::frame::{self, RequestMeta, ResponseBody, Service};
 use crate::error::{Error, Result};
-use crate::stats::ServerCounters;
+use crate::runtime::stats::ServerCounters;
 
-type Reply = oneshot::Sender<Result<ResponseBody>>;
+/// Whether a failed call's request can have reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Its bytes never left the client: the server cannot have seen it.
+    NotSent,
+    /// The server answered it (with an exception): it knows what it did.
+    Answered,
+    /// It was written (or may have been) and no answer came.
+    Unknown,
+}
+
+/// A failed call, and whether its request can have reached the server.
+#[derive(Debug)]
+pub(crate) struct CallError {
+    pub(crate) error: Error,
+    pub(crate) delivery: Delivery,
+}
+
+impl CallError {
+    fn not_sent(error: Error) -> CallError {
+        CallError {
+            error,
+            delivery: Delivery::NotSent,
+        }
+    }
+}
+
+/// What the reader (or a closing connection) hands a waiting caller.
+enum Reply {
+    /// The response.
+    Body(ResponseBody),
+    /// The server answered the call with an exception.
+    Exception(Error),
+    /// The connection closed before an answer came.
+    Closed(Error),
+}
+
+/// One call waiting for its answer.
+struct Entry {
+    /// `None` once the caller gave up (the call is orphaned).
+    reply: Option<oneshot::Sender<Reply>>,
+    /// Its place under the server's in-flight cap, held until the server answers.
+    permit: OwnedSemaphorePermit,
+    /// For an orphaned call: when to stop waiting for the server's answer.
+    orphaned_until: Option<Instant>,
+}
 
 struct Pending {
-    calls: HashMap<u32, Reply>,
-    /// Set once the connection is unusable; later calls fail at once with this reason.
-    closed: Option<String>,
+    calls: HashMap<u32, Entry>,
+    /// Set once the connection is unusable; later calls fail at once with this error.
+    closed: Option<Error>,
+    /// When `calls` last became non-empty (silence before that is idleness, not a fault).
+    busy_since: Instant,
+}
+
+/// A request frame in the outbox (offsets into the outbox buffer).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    call_id: u32,
+    start: usize,
+    end: usize,
+}
+
+/// Encoded requests not yet taken by the writer, and the calls given up while the writer
+/// held their frames.
+#[derive(Default)]
+struct Outbox {
+    buf: BytesMut,
+    frames: Vec<Frame>,
+    cancelled: Vec<u32>,
+}
+
+impl Outbox {
+    /// Removes `call_id`'s frame if it is still here: true when it was (never sent).
+    fn remove(&mut self, call_id: u32) -> bool {
+        match self.frames.iter().position(|f| f.call_id == call_id) {
+            Some(i) => {
+                cut_frame(&mut self.buf, &mut self.frames, i);
+                true
+            }
+            None => {
+                self.cancelled.push(call_id);
+                false
+            }
+        }
+    }
+}
+
+/// Cuts frame `i` out of `buf`, moving the frames after it down.
+fn cut_frame(buf: &mut BytesMut, frames: &mut Vec<Frame>, i: usize) {
+    let Frame { start, end, .. } = frames.remove(i);
+    let len = end - start;
+    buf.copy_within(end.., start);
+    buf.truncate(buf.len() - len);
+    for f in &mut frames[i..] {
+        f.start -= len;
+        f.end -= len;
+    }
+}
+
+/// How a connection is set up.
+pub(crate) struct ConnectionParams {
+    /// `host:port`, already mapped.
+    pub(crate) addr: String,
+    pub(crate) user: String,
+    pub(crate) service: Service,
+    pub(crate) connect_timeout: Duration,
+    /// Silence (nothing read) with calls outstanding after which the connection is dead.
+    pub(crate) read_timeout: Duration,
+    pub(crate) counters: Arc<ServerCounters>,
+    pub(crate) compression: CellBlockCompression,
+    /// The server's in-flight cap, shared by all its connections.
+    pub(crate) in_flight: Arc<Semaphore>,
 }
 
 struct Shared {
     addr: String,
     counters: Arc<ServerCounters>,
     compression: CellBlockCompression,
+    read_timeout: Duration,
     pending: Mutex<Pending>,
-    out: Mutex<BytesMut>,
+    outbox: Mutex<Outbox>,
     out_ready: Notify,
+    closed: AtomicBool,
     next_call_id: AtomicU32,
-    /// Permits for calls in flight (`ClientConfig::max_in_flight_per_server`).
-    in_flight: Semaphore,
+    in_flight: Arc<Semaphore>,
 }
 
 impl Shared {
@@ -48,23 +171,90 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the connection dead and fails every call in flight with a retryable error.
-    fn close(&self, reason: String) {
+    fn lock_outbox(&self) -> std::sync::MutexGuard<'_, Outbox> {
+        self.outbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the connection dead and fails every call in flight with `error`. The permits of
+    /// calls already written stay taken for a read timeout more: the server may still be
+    /// running them, and a replacement connection must not add to them.
+    fn close(&self, error: Error) {
         let calls = {
             let mut p = self.lock_pending();
             if p.closed.is_none() {
-                tracing::debug!(addr = %self.addr, %reason, "connection closed");
-                p.closed = Some(reason.clone());
+                tracing::debug!(addr = %self.addr, %error, "connection closed");
+                p.closed = Some(error.duplicate());
             }
             std::mem::take(&mut p.calls)
         };
-        for (_, reply) in calls {
-            let _ = reply.send(Err(Error::ConnectionClosed {
-                addr: self.addr.clone(),
-                reason: reason.clone(),
-            }));
+        self.closed.store(true, Ordering::Release);
+        let unsent: Vec<u32> = self
+            .lock_outbox()
+            .frames
+            .iter()
+            .map(|f| f.call_id)
+            .collect();
+        let mut lingering = Vec::new();
+        for (call_id, entry) in calls {
+            if let Some(reply) = entry.reply {
+                let _ = reply.send(Reply::Closed(error.duplicate()));
+            }
+            if !unsent.contains(&call_id) {
+                lingering.push(entry.permit);
+            }
+        }
+        if !lingering.is_empty() {
+            let hold = self.read_timeout;
+            tokio::spawn(async move {
+                tokio::time::sleep(hold).await;
+                drop(lingering);
+            });
         }
         self.out_ready.notify_one();
+    }
+
+    /// The caller of `call_id` gave up: drops its request if it was not sent, else leaves the
+    /// call to the server (orphaned: its permit stays taken until the answer comes or a read
+    /// timeout passes). Says which.
+    fn abandon(&self, call_id: u32) -> Delivery {
+        let unsent = self.lock_outbox().remove(call_id);
+        let mut p = self.lock_pending();
+        if unsent {
+            ServerCounters::add(&self.counters.abandoned_unsent, 1);
+            p.calls.remove(&call_id);
+            return Delivery::NotSent;
+        }
+        if let Some(entry) = p.calls.get_mut(&call_id) {
+            entry.reply = None;
+            entry.orphaned_until = Some(Instant::now() + self.read_timeout);
+        }
+        Delivery::Unknown
+    }
+
+    /// The reader's periodic check: releases orphans whose answer is overdue, and says whether
+    /// the connection is dead (nothing read for the read timeout while calls are outstanding).
+    fn watchdog(&self, last_read: Instant) -> Option<Error> {
+        let now = Instant::now();
+        let mut p = self.lock_pending();
+        p.calls
+            .retain(|_, e| e.orphaned_until.is_none_or(|until| now < until));
+        if p.calls.is_empty() {
+            return None;
+        }
+        let quiet_since = last_read.max(p.busy_since);
+        if now.duration_since(quiet_since) < self.read_timeout {
+            return None;
+        }
+        ServerCounters::add(&self.counters.read_timeouts, 1);
+        // A timeout (no answer came in time), which closes the connection.
+        Some(Error::Timeout {
+            what: format!(
+                "reading from {} with {} calls outstanding (the read timeout: the connection is closed)",
+                self.addr,
+                p.calls.len()
+            ),
+            after: self.read_timeout,
+        })
     }
 }
 
@@ -82,73 +272,74 @@ impl Drop for RpcConnection {
     }
 }
 
-/// Removes a call's entry if its caller gives up (timeout or a dropped future).
+/// Settles a call whose caller gives up before its answer (a dropped future).
 struct CallGuard<'a> {
     shared: &'a Shared,
     call_id: u32,
+    settled: bool,
 }
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
-        self.shared.lock_pending().calls.remove(&self.call_id);
+        if !self.settled {
+            self.shared.abandon(self.call_id);
+        }
     }
 }
 
 impl RpcConnection {
-    /// Connects to `addr` (already mapped) and sends the preamble and connection header.
-    pub(crate) async fn connect(
-        addr: &str,
-        user: &str,
-        service: Service,
-        connect_timeout: Duration,
-        counters: Arc<ServerCounters>,
-        compression: CellBlockCompression,
-        max_in_flight: usize,
-    ) -> Result<RpcConnection> {
+    /// Connects to `params.addr` and sends the preamble and connection header.
+    pub(crate) async fn connect(params: ConnectionParams) -> Result<RpcConnection> {
+        let addr = params.addr.as_str();
         let setup = async {
             let mut stream = TcpStream::connect(addr).await?;
             stream.set_nodelay(true)?;
             stream
                 .write_all(&frame::connection_preamble_with(
-                    user,
-                    service,
-                    compression.codec_class(),
+                    &params.user,
+                    params.service,
+                    params.compression.codec_class(),
                 ))
                 .await?;
             Ok::<_, std::io::Error>(stream)
         };
-        let stream = match tokio::time::timeout(connect_timeout, setup).await {
+        let failed = |source| Error::Connect {
+            addr: addr.to_string(),
+            source,
+        };
+        let stream = match tokio::time::timeout(params.connect_timeout, setup).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => {
-                return Err(Error::Connection {
-                    addr: addr.to_string(),
-                    source,
-                })
-            }
+            Ok(Err(source)) => return Err(failed(source)),
             Err(_) => {
-                return Err(Error::Timeout {
-                    what: format!("connecting to {addr}"),
-                    after: connect_timeout,
-                })
+                return Err(failed(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no connection within {:?}", params.connect_timeout),
+                )))
             }
         };
         let (rd, wr) = stream.into_split();
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
-            counters,
-            compression,
+            counters: params.counters,
+            compression: params.compression,
+            read_timeout: params.read_timeout,
             pending: Mutex::new(Pending {
                 calls: HashMap::new(),
                 closed: None,
+                busy_since: Instant::now(),
             }),
-            out: Mutex::new(BytesMut::with_capacity(64 * 1024)),
+            outbox: Mutex::new(Outbox {
+                buf: BytesMut::with_capacity(64 * 1024),
+                ..Default::default()
+            }),
             out_ready: Notify::new(),
+            closed: AtomicBool::new(false),
             next_call_id: AtomicU32::new(0),
-            in_flight: Semaphore::new(max_in_flight.max(1)),
+            in_flight: params.in_flight,
         });
         let reader = tokio::spawn(read_loop(shared.clone(), rd));
         let writer = tokio::spawn(write_loop(shared.clone(), wr));
-        tracing::debug!(addr, service = service.name(), "connected");
+        tracing::debug!(addr, service = params.service.name(), "connected");
         Ok(RpcConnection {
             shared,
             reader,
@@ -158,62 +349,88 @@ impl RpcConnection {
 
     /// False once the connection failed or was closed; the pool then makes a new one.
     pub(crate) fn is_open(&self) -> bool {
-        self.shared.lock_pending().closed.is_none()
+        !self.shared.closed.load(Ordering::Acquire)
     }
 
-    /// Sends one call and waits for its response, at most `timeout`.
+    /// Sends one call and waits for its response, at most `timeout` (the wait for a place
+    /// under the server's in-flight cap included).
     pub(crate) async fn call(
         &self,
         meta: RequestMeta<'_>,
         param: &impl Message,
         cellblock: Option<&[u8]>,
         timeout: Duration,
-    ) -> Result<ResponseBody> {
+    ) -> std::result::Result<ResponseBody, CallError> {
         let shared = &*self.shared;
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = Instant::now() + timeout;
+        let timed_out = |queued: &str| Error::Timeout {
+            what: format!("{} call to {}{queued}", meta.method, shared.addr),
+            after: timeout,
+        };
         // Beyond the cap, wait here (FIFO) rather than overflow the server's call queue.
-        let _permit = match shared.in_flight.try_acquire() {
+        let permit = match shared.in_flight.clone().try_acquire_owned() {
             Ok(permit) => permit,
-            Err(_) => match tokio::time::timeout_at(deadline, shared.in_flight.acquire()).await {
-                Ok(Ok(permit)) => permit,
-                Ok(Err(_)) => unreachable!("the in-flight semaphore is never closed"),
-                Err(_) => {
-                    return Err(Error::Timeout {
-                        what: format!(
-                            "{} call to {} (queued in the client)",
-                            meta.method, shared.addr
-                        ),
-                        after: timeout,
-                    })
+            Err(_) => {
+                let acquire = shared.in_flight.clone().acquire_owned();
+                match tokio::time::timeout_at(deadline, acquire).await {
+                    Ok(Ok(permit)) => permit,
+                    Ok(Err(_)) => unreachable!("the in-flight semaphore is never closed"),
+                    Err(_) => {
+                        return Err(CallError::not_sent(timed_out(" (queued in the client)")))
+                    }
                 }
-            },
+            }
         };
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7fff_ffff;
         let (tx, rx) = oneshot::channel();
         {
             let mut p = shared.lock_pending();
-            if let Some(reason) = &p.closed {
-                return Err(Error::ConnectionClosed {
-                    addr: shared.addr.clone(),
-                    reason: reason.clone(),
-                });
+            if let Some(e) = &p.closed {
+                return Err(CallError::not_sent(e.duplicate()));
             }
-            p.calls.insert(call_id, tx);
+            if p.calls.is_empty() {
+                p.busy_since = Instant::now();
+            }
+            p.calls.insert(
+                call_id,
+                Entry {
+                    reply: Some(tx),
+                    permit,
+                    orphaned_until: None,
+                },
+            );
         }
-        let _guard = CallGuard { shared, call_id };
+        let mut guard = CallGuard {
+            shared,
+            call_id,
+            settled: false,
+        };
         let compressed;
         let cellblock = match (shared.compression, cellblock) {
-            (CellBlockCompression::Snappy, Some(raw)) => {
-                compressed = compression::compress_snappy(raw)?;
-                Some(&compressed[..])
-            }
+            (CellBlockCompression::Snappy, Some(raw)) => match compression::compress_snappy(raw) {
+                Ok(c) => {
+                    compressed = c;
+                    Some(&compressed[..])
+                }
+                Err(e) => {
+                    guard.settled = true;
+                    shared.lock_pending().calls.remove(&call_id);
+                    return Err(CallError::not_sent(e));
+                }
+            },
             (_, cellblock) => cellblock,
         };
         let sent = {
-            let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
-            let before = out.len();
-            frame::encode_request(&mut out, call_id, meta, param, cellblock);
-            out.len() - before
+            let mut out = shared.lock_outbox();
+            let start = out.buf.len();
+            frame::encode_request(&mut out.buf, call_id, meta, param, cellblock);
+            let end = out.buf.len();
+            out.frames.push(Frame {
+                call_id,
+                start,
+                end,
+            });
+            end - start
         };
         shared.out_ready.notify_one();
         let c = &shared.counters;
@@ -222,76 +439,122 @@ impl RpcConnection {
         if meta.method == "Multi" {
             ServerCounters::add(&c.multi_calls, 1);
         }
-        let result = Self::await_reply(shared, meta.method, rx, deadline, timeout).await;
+        let reply = tokio::time::timeout_at(deadline, rx).await;
+        guard.settled = true;
+        let result = match reply {
+            Ok(Ok(Reply::Body(body))) => Ok(body),
+            Ok(Ok(Reply::Exception(error))) => Err(CallError {
+                error,
+                delivery: Delivery::Answered,
+            }),
+            Ok(Ok(Reply::Closed(error))) => Err(CallError {
+                delivery: shared.abandon(call_id),
+                error,
+            }),
+            Ok(Err(_)) => Err(CallError {
+                delivery: shared.abandon(call_id),
+                error: Error::ConnectionClosed {
+                    addr: shared.addr.clone(),
+                    reason: "connection task ended".into(),
+                },
+            }),
+            Err(_) => Err(CallError {
+                delivery: shared.abandon(call_id),
+                error: timed_out(""),
+            }),
+        };
         if result.is_err() {
             ServerCounters::add(&c.errors, 1);
         }
         result
     }
-
-    async fn await_reply(
-        shared: &Shared,
-        method: &str,
-        rx: oneshot::Receiver<Result<ResponseBody>>,
-        deadline: tokio::time::Instant,
-        timeout: Duration,
-    ) -> Result<ResponseBody> {
-        match tokio::time::timeout_at(deadline, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(Error::ConnectionClosed {
-                addr: shared.addr.clone(),
-                reason: "connection task ended".into(),
-            }),
-            Err(_) => Err(Error::Timeout {
-                what: format!("{method} call to {}", shared.addr),
-                after: timeout,
-            }),
-        }
-    }
 }
 
-async fn write_loop(shared: Arc<Shared>, mut wr: OwnedWriteHalf) {
+async fn write_loop(shared: Arc<Shared>, wr: OwnedWriteHalf) {
+    let mut wr = wr;
     loop {
         shared.out_ready.notified().await;
         // Let the other runnable tasks go first: a caller's notify puts this task in the
         // scheduler's next-to-run slot, so without the yield every call is its own send();
         // after it, the calls those tasks encode go out in the same write.
         tokio::task::yield_now().await;
-        if shared.lock_pending().closed.is_some() {
-            let _ = wr.shutdown().await;
-            return;
-        }
-        let batch = {
-            let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
-            if out.is_empty() {
-                continue;
+        loop {
+            if shared.closed.load(Ordering::Acquire) {
+                let _ = wr.shutdown().await;
+                return;
             }
-            out.split()
-        };
-        if let Err(e) = wr.write_all(&batch).await {
-            shared.close(format!("write failed: {e}"));
-            return;
+            let (mut batch, mut frames) = {
+                let mut out = shared.lock_outbox();
+                if out.buf.is_empty() {
+                    break;
+                }
+                let frames = std::mem::take(&mut out.frames);
+                (out.buf.split(), frames)
+            };
+            let written = write_batch(&shared, &wr, &mut batch, &mut frames).await;
+            shared.lock_outbox().cancelled.clear();
+            if let Err(e) = written {
+                shared.close(Error::Connection {
+                    addr: shared.addr.clone(),
+                    source: e,
+                });
+                return;
+            }
         }
     }
 }
 
-async fn read_loop(shared: Arc<Shared>, mut rd: OwnedReadHalf) {
-    let reason = match read_frames(&shared, &mut rd).await {
-        Ok(()) => "server closed the connection".to_string(),
-        Err(e) => e.to_string(),
-    };
-    shared.close(reason);
+/// Writes `batch` (request frames `frames`). While the kernel accepts nothing (the server is
+/// not reading), frames whose callers gave up and of which no byte is written yet are dropped.
+async fn write_batch(
+    shared: &Shared,
+    wr: &OwnedWriteHalf,
+    batch: &mut BytesMut,
+    frames: &mut Vec<Frame>,
+) -> std::io::Result<()> {
+    let mut written = 0;
+    while written < batch.len() {
+        match wr.try_write(&batch[written..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let cancelled = std::mem::take(&mut shared.lock_outbox().cancelled);
+                for call_id in cancelled {
+                    let unstarted = frames
+                        .iter()
+                        .position(|f| f.call_id == call_id && f.start >= written);
+                    if let Some(i) = unstarted {
+                        cut_frame(batch, frames, i);
+                        ServerCounters::add(&shared.counters.abandoned_unsent, 1);
+                    }
+                }
+                if written < batch.len() {
+                    wr.writable().await?;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
-async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
+async fn read_loop(shared: Arc<Shared>, mut rd: OwnedReadHalf) {
+    let error = read_frames(&shared, &mut rd).await;
+    shared.close(error);
+}
+
+/// Reads and dispatches frames until the connection fails; returns why it did.
+async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Error {
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    let tick = (shared.read_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let mut last_read = Instant::now();
+    let check = tokio::time::sleep_until(last_read + tick);
+    tokio::pin!(check);
     loop {
         while buf.len() >= 4 {
             let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
             if len > frame::MAX_FRAME_LEN {
-                return Err(Error::Protocol(format!(
-                    "response frame of {len} bytes is too large"
-                )));
+                return Error::Protocol(format!("response frame of {len} bytes is too large"));
             }
             if buf.len() < 4 + len {
                 // Grow as the bytes arrive: a corrupt length below the limit must not
@@ -301,25 +564,42 @@ async fn read_frames(shared: &Shared, rd: &mut OwnedReadHalf) -> Result<()> {
             }
             buf.advance(4);
             ServerCounters::add(&shared.counters.bytes_received, 4 + len as u64);
-            let response = frame::decode_response(buf.split_to(len).freeze())?;
-            dispatch(shared, response)?;
+            let dispatched = frame::decode_response(buf.split_to(len).freeze())
+                .and_then(|r| dispatch(shared, r));
+            if let Err(e) = dispatched {
+                return e;
+            }
         }
-        let n = rd
-            .read_buf(&mut buf)
-            .await
-            .map_err(|source| Error::Connection {
-                addr: shared.addr.clone(),
-                source,
-            })?;
-        if n == 0 {
-            return Ok(());
+        tokio::select! {
+            read = rd.read_buf(&mut buf) => match read {
+                Ok(0) => {
+                    return Error::ConnectionClosed {
+                        addr: shared.addr.clone(),
+                        reason: "server closed the connection".into(),
+                    }
+                }
+                Ok(_) => last_read = Instant::now(),
+                Err(source) => {
+                    return Error::Connection {
+                        addr: shared.addr.clone(),
+                        source,
+                    }
+                }
+            },
+            _ = &mut check => {
+                if let Some(dead) = shared.watchdog(last_read) {
+                    return dead;
+                }
+                check.as_mut().reset(Instant::now() + tick);
+            }
         }
     }
 }
 
 fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
     if response.call_id == u32::MAX {
-        // A connection-level error (bad header, unsupported codec…): the server closes next.
+        // A connection-level error (bad header, unsupported codec, rejected authentication):
+        // the server closes next. It fails every call, with the server's flags intact.
         return Err(match response.body {
             Err(exception) => Error::Remote {
                 server: shared.addr.clone(),
@@ -328,29 +608,60 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
             Ok(_) => Error::Protocol("response without call id".into()),
         });
     }
-    let reply = shared.lock_pending().calls.remove(&response.call_id);
-    let mut body = response.body.map_err(|exception| Error::Remote {
-        server: shared.addr.clone(),
-        exception,
-    });
-    let mut corrupt = None;
-    if let (CellBlockCompression::Snappy, Ok(b)) = (shared.compression, &mut body) {
-        if !b.cellblock.is_empty() {
-            match compression::decompress_snappy(&b.cellblock) {
-                Ok(raw) => b.cellblock = raw,
-                Err(e) => corrupt = Some(e),
+    // No entry: the caller gave up and its answer is overdue, or it never existed.
+    let entry = shared.lock_pending().calls.remove(&response.call_id);
+    let mut body = match response.body {
+        Ok(body) => body,
+        Err(exception) => {
+            if let Some(reply) = entry.and_then(|e| e.reply) {
+                let _ = reply.send(Reply::Exception(Error::Remote {
+                    server: shared.addr.clone(),
+                    exception,
+                }));
+            }
+            return Ok(());
+        }
+    };
+    if shared.compression == CellBlockCompression::Snappy && !body.cellblock.is_empty() {
+        match compression::decompress_snappy(&body.cellblock) {
+            Ok(raw) => body.cellblock = raw,
+            Err(e) => {
+                if let Some(reply) = entry.and_then(|e| e.reply) {
+                    let _ = reply.send(Reply::Closed(e.duplicate()));
+                }
+                return Err(e);
             }
         }
     }
-    if let Some(e) = corrupt {
-        if let Some(reply) = reply {
-            let _ = reply.send(Err(e.duplicate()));
-        }
-        return Err(e);
-    }
-    // No entry: the caller timed out or went away; drop the late answer.
-    if let Some(reply) = reply {
-        let _ = reply.send(body);
+    if let Some(reply) = entry.and_then(|e| e.reply) {
+        let _ = reply.send(Reply::Body(body));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutting_a_frame_keeps_the_others_intact() {
+        let mut out = Outbox::default();
+        for (id, bytes) in [(1u32, &b"aaa"[..]), (2, b"bb"), (3, b"cccc")] {
+            let start = out.buf.len();
+            out.buf.extend_from_slice(bytes);
+            out.frames.push(Frame {
+                call_id: id,
+                start,
+                end: out.buf.len(),
+            });
+        }
+        assert!(out.remove(2));
+        assert_eq!(&out.buf[..], b"aaacccc");
+        assert_eq!((out.frames[1].start, out.frames[1].end), (3, 7));
+        // Not here (taken by the writer, or written): remembered as cancelled.
+        assert!(!out.remove(9));
+        assert_eq!(out.cancelled, vec![9]);
+        assert!(out.remove(1) && out.remove(3));
+        assert!(out.buf.is_empty() && out.frames.is_empty());
+    }
 }

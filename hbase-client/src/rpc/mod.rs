@@ -4,7 +4,6 @@ pub mod cellblock;
 pub mod compression;
 pub(crate) mod connection;
 pub mod frame;
-pub(crate) mod pool;
 
 pub use compression::CellBlockCompression;
 pub use frame::Service;

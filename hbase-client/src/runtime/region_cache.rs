@@ -8,7 +8,7 @@ use std::sync::RwLock;
 
 use bytes::Bytes;
 
-use super::{Location, ServerName, TableName};
+use crate::region::{Location, ServerName, TableName};
 
 #[derive(Default)]
 pub(crate) struct RegionCache {
@@ -82,11 +82,14 @@ impl RegionCache {
         }
     }
 
-    /// Forgets every region cached on `server` (it stopped, restarted or is unreachable).
+    /// Forgets every region cached on `server`'s address (it stopped, restarted or is
+    /// unreachable), whatever the start code: a location learned from a RegionMovedException
+    /// has none (0), and a restarted server has a new one at the same address.
     pub(crate) fn invalidate_server(&self, server: &ServerName) {
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
         for regions in tables.values_mut() {
-            regions.retain(|_, loc| loc.server != *server);
+            regions
+                .retain(|_, loc| loc.server.host != server.host || loc.server.port != server.port);
         }
     }
 
@@ -156,6 +159,29 @@ mod tests {
         cache.invalidate_server(&ServerName {
             host: "h".into(),
             port: 5,
+            start_code: 1,
+        });
+        assert_eq!(cache.len(&t), 0);
+    }
+
+    #[test]
+    fn dropping_a_server_drops_its_moved_locations_too() {
+        let t = TableName::parse("t").unwrap();
+        let cache = RegionCache::default();
+        cache.insert(loc(&t, "", "m", 1, 7));
+        // Learned from a RegionMovedException: host and port, no start code.
+        let moved = loc(&t, "m", "", 1, 7);
+        let moved = Arc::new(RegionLocation {
+            region: moved.region.clone(),
+            server: ServerName {
+                start_code: 0,
+                ..moved.server.clone()
+            },
+        });
+        cache.insert(moved);
+        cache.invalidate_server(&ServerName {
+            host: "h".into(),
+            port: 7,
             start_code: 1,
         });
         assert_eq!(cache.len(&t), 0);

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::rpc::CellBlockCompression;
+use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
 
 /// Rewrites a server address (`host:port`) before the client connects to it.
 ///
@@ -29,6 +30,9 @@ pub struct ClientConfig {
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
     pub(crate) max_in_flight_per_server: usize,
+    pub(crate) read_timeout: Option<Duration>,
+    pub(crate) failed_server_expiry: Duration,
+    pub(crate) retry_policy: Option<Arc<dyn RetryPolicy>>,
     pub(crate) write_buffer_size: usize,
     pub(crate) write_buffer_limit: usize,
     pub(crate) scanner_caching: u32,
@@ -53,6 +57,9 @@ impl fmt::Debug for ClientConfig {
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
             .field("max_in_flight_per_server", &self.max_in_flight_per_server)
+            .field("read_timeout", &self.read_timeout())
+            .field("failed_server_expiry", &self.failed_server_expiry)
+            .field("retry_policy", &self.retry_policy)
             .field("write_buffer_size", &self.write_buffer_size)
             .field("write_buffer_limit", &self.write_buffer_limit)
             .field("scanner_caching", &self.scanner_caching)
@@ -82,6 +89,9 @@ impl ClientConfig {
                 address_mapper: None,
                 compression: CellBlockCompression::None,
                 max_in_flight_per_server: 64,
+                read_timeout: None,
+                failed_server_expiry: Duration::from_secs(2),
+                retry_policy: None,
                 write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
                 write_buffer_limit: DEFAULT_WRITE_BUFFER_LIMIT,
                 scanner_caching: DEFAULT_SCANNER_CACHING,
@@ -169,6 +179,24 @@ impl ClientConfig {
         self.operation_timeout
     }
 
+    /// How long a connection may read nothing while calls are outstanding before it is
+    /// declared dead (default: twice the RPC timeout).
+    pub fn read_timeout(&self) -> Duration {
+        self.read_timeout.unwrap_or(self.rpc_timeout * 2)
+    }
+
+    /// The retry policy: the configured one, or [`HBaseBackoff`] from the pause and retries.
+    pub(crate) fn retry_policy(&self) -> Arc<dyn RetryPolicy> {
+        match &self.retry_policy {
+            Some(p) => p.clone(),
+            None => Arc::new(HBaseBackoff {
+                pause: self.pause,
+                pause_overloaded: self.pause.max(Duration::from_millis(500)),
+                retries: self.retries,
+            }),
+        }
+    }
+
     pub(crate) fn map_address(&self, addr: &str) -> String {
         match &self.address_mapper {
             Some(map) => map(addr),
@@ -181,10 +209,8 @@ impl ClientConfig {
 pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 2 * 1024 * 1024;
 /// Default [`ClientConfig::write_buffer_limit`]: 256 MiB for all mutators of one client.
 pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
-/// Default [`ClientConfig::scanner_caching`]: 1000 rows per RPC (bounded by the result size).
-pub const DEFAULT_SCANNER_CACHING: u32 = 1000;
-/// Default [`ClientConfig::scanner_max_result_size`]: 2 MiB, as HBase's.
-pub const DEFAULT_SCANNER_MAX_RESULT_SIZE: u64 = 2 * 1024 * 1024;
+// The scanner defaults belong to the request type that falls back on them.
+pub use crate::ops::{DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
 
 /// Builder for [`ClientConfig`]. Every setting has a production default.
 #[derive(Debug, Clone)]
@@ -267,6 +293,33 @@ impl ClientConfigBuilder {
         self
     }
 
+    /// How long a connection may read nothing at all while calls are outstanding before it is
+    /// declared dead and closed (the calls on it fail and are retried elsewhere). Default:
+    /// twice the RPC timeout, so that one slow or lost call never costs the connection; a
+    /// call that times out fails alone.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.read_timeout = Some(timeout);
+        self
+    }
+
+    /// After a failed connect, how long callers fail at once
+    /// ([`Error::RecentlyFailed`](crate::Error::RecentlyFailed)) instead of connecting to
+    /// that server again, so that they look the region up again. Default 2 s (Java's
+    /// `hbase.ipc.client.failed.servers.expiry`).
+    pub fn failed_server_expiry(mut self, expiry: Duration) -> Self {
+        self.config.failed_server_expiry = expiry;
+        self
+    }
+
+    /// Decides the pauses between attempts and when to give up (default: [`HBaseBackoff`]
+    /// with [`pause`](Self::pause) and [`retries`](Self::retries)). The client never retries
+    /// a do-not-retry error, and never waits past the operation timeout, whatever the policy
+    /// says.
+    pub fn retry_policy(mut self, policy: impl RetryPolicy + 'static) -> Self {
+        self.config.retry_policy = Some(Arc::new(policy));
+        self
+    }
+
     /// Default write buffer of mutators whose [`MutatorConfig`](crate::MutatorConfig) sets
     /// none. Default 2 MiB.
     pub fn write_buffer_size(mut self, bytes: usize) -> Self {
@@ -327,6 +380,7 @@ impl ClientConfigBuilder {
             ("rpc_timeout", c.rpc_timeout),
             ("operation_timeout", c.operation_timeout),
             ("zk_session_timeout", c.zk_session_timeout),
+            ("read_timeout", c.read_timeout.unwrap_or(c.rpc_timeout)),
         ] {
             if zero.1.is_zero() {
                 return Err(Error::InvalidInput(format!(

@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use prost::Message;
 
-use crate::config::ClientConfig;
 use crate::error::{Error, Result};
 use crate::region::ServerName;
+use crate::runtime::config::ClientConfig;
 use crate::znode;
 
 /// A ZooKeeper session used only to read HBase's bootstrap znodes.

@@ -1,5 +1,11 @@
 //! Finding the region (and server) of a row: the cache first, then a reversed scan of
 //! `hbase:meta`, whose location comes from ZooKeeper.
+//!
+//! A lookup is one meta call, never retried here: it runs inside an operation's attempt, and
+//! the operation's retrying caller decides what a failure means. Lookups for the same search
+//! key share one meta call (the waiters each give up at their own deadline, the call goes on
+//! for the others); lookups for different keys of a table run concurrently, up to eight at a
+//! time (Java's `hbase.client.meta.max.concurrent.locate.per.table`).
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
@@ -8,21 +14,26 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use prost::Message;
+use tokio::sync::{watch, Semaphore};
 
-use super::name::{meta_search_key, meta_table_start};
-use super::{Location, RegionCache, RegionInfo, RegionLocation, ServerName, TableName};
-use crate::config::ClientConfig;
+use crate::error::exceptions::{self, CacheAction};
 use crate::error::{Error, Result};
 use crate::ops::{region_specifier, results_from_scan, RowResult};
-use crate::retry::{recovery, Recovery, RETRY_BACKOFF};
+use crate::region::{meta_search_key, meta_table_start};
+use crate::region::{Location, RegionInfo, RegionLocation, ServerName, TableName};
 use crate::rpc::frame::{RequestMeta, Service};
-use crate::rpc::pool::ConnectionPool;
-use crate::zk::ZkRegistry;
+use crate::runtime::config::ClientConfig;
+use crate::runtime::pool::ConnectionPool;
+use crate::runtime::region_cache::RegionCache;
+use crate::runtime::zk::ZkRegistry;
 
 /// Priority of calls to `hbase:meta`, so they jump user calls in the server's queues.
-const META_PRIORITY: u32 = 200;
-/// Attempts at reaching meta before a lookup fails.
-const META_ATTEMPTS: u32 = 10;
+pub(crate) const META_PRIORITY: u32 = 200;
+/// Meta lookups of one table running at once.
+const LOOKUPS_PER_TABLE: usize = 8;
+/// HBase's largest row key (`HConstants.MAX_ROW_LENGTH`): a meta search key is a row of
+/// `hbase:meta`, and the server refuses longer ones.
+const MAX_ROW_LENGTH: usize = i16::MAX as usize;
 
 /// Which region of a table to find.
 #[derive(Clone, Copy)]
@@ -43,6 +54,23 @@ impl Seek<'_> {
             Seek::Last => region.end_key.is_empty(),
         }
     }
+
+    /// The meta row a reversed scan starts from to find this region first.
+    fn search_key(&self, table: &TableName) -> Vec<u8> {
+        match self {
+            Seek::Row(row) => meta_search_key(table, row),
+            Seek::EndingAt(key) => [&table.to_bytes()[..], b",", key, b","].concat(),
+            Seek::Last => [&table.to_bytes()[..], &[b',' + 1][..]].concat(),
+        }
+    }
+
+    fn to_owned(self) -> OwnedSeek {
+        match self {
+            Seek::Row(r) => OwnedSeek::Row(Bytes::copy_from_slice(r)),
+            Seek::EndingAt(k) => OwnedSeek::EndingAt(Bytes::copy_from_slice(k)),
+            Seek::Last => OwnedSeek::Last,
+        }
+    }
 }
 
 impl std::fmt::Debug for Seek<'_> {
@@ -55,14 +83,44 @@ impl std::fmt::Debug for Seek<'_> {
     }
 }
 
-pub(crate) struct MetaLocator {
+/// A [`Seek`] that owns its keys (for a lookup task, or a scan attempt whose position moves).
+#[derive(Clone)]
+pub(crate) enum OwnedSeek {
+    Row(Bytes),
+    EndingAt(Bytes),
+    Last,
+}
+
+impl OwnedSeek {
+    pub(crate) fn borrow(&self) -> Seek<'_> {
+        match self {
+            OwnedSeek::Row(r) => Seek::Row(r),
+            OwnedSeek::EndingAt(k) => Seek::EndingAt(k),
+            OwnedSeek::Last => Seek::Last,
+        }
+    }
+}
+
+/// A lookup's outcome, as its waiters see it.
+type Lookup = Option<std::result::Result<Location, Arc<Error>>>;
+/// Lookups in flight, by table and search key.
+type Lookups = HashMap<(TableName, Vec<u8>), watch::Receiver<Lookup>>;
+
+struct Inner {
     config: Arc<ClientConfig>,
     zk: Arc<ZkRegistry>,
     pool: Arc<ConnectionPool>,
     cache: RegionCache,
     meta_server: Mutex<Option<ServerName>>,
-    /// One meta lookup per table at a time; waiters then find the result in the cache.
-    lookups: Mutex<HashMap<TableName, Arc<tokio::sync::Mutex<()>>>>,
+    /// Lookups in flight, by table and search key.
+    lookups: Mutex<Lookups>,
+    /// Per table, the lookups allowed at once.
+    per_table: Mutex<HashMap<TableName, Arc<Semaphore>>>,
+}
+
+#[derive(Clone)]
+pub(crate) struct MetaLocator {
+    inner: Arc<Inner>,
 }
 
 impl MetaLocator {
@@ -72,65 +130,118 @@ impl MetaLocator {
         pool: Arc<ConnectionPool>,
     ) -> Self {
         MetaLocator {
-            config,
-            zk,
-            pool,
-            cache: RegionCache::default(),
-            meta_server: Mutex::new(None),
-            lookups: Mutex::new(HashMap::new()),
+            inner: Arc::new(Inner {
+                config,
+                zk,
+                pool,
+                cache: RegionCache::default(),
+                meta_server: Mutex::new(None),
+                lookups: Mutex::new(HashMap::new()),
+                per_table: Mutex::new(HashMap::new()),
+            }),
         }
     }
 
     pub(crate) fn cache(&self) -> &RegionCache {
-        &self.cache
+        &self.inner.cache
     }
 
-    /// The location of the region of `table` holding `row`.
-    pub(crate) async fn locate(&self, table: &TableName, row: &[u8]) -> Result<Location> {
-        self.seek(table, Seek::Row(row)).await
-    }
-
-    /// [`MetaLocator::locate`], given up at `deadline` (the operation's), so a meta lookup
-    /// that keeps failing cannot outlast the operation timeout (`limit`, for the error).
-    pub(crate) async fn locate_before(
+    /// The region, cached or looked up in meta, that `seek` names; waits for a lookup at most
+    /// until `deadline`.
+    pub(crate) async fn seek(
         &self,
         table: &TableName,
-        row: &[u8],
+        seek: Seek<'_>,
         deadline: Instant,
-        limit: Duration,
     ) -> Result<Location> {
-        let timed_out = || Error::Timeout {
-            what: format!("locating a region of {table}"),
-            after: limit,
-        };
-        if Instant::now() >= deadline {
-            return Err(timed_out());
-        }
-        let deadline = tokio::time::Instant::from_std(deadline);
-        tokio::time::timeout_at(deadline, self.locate(table, row))
-            .await
-            .unwrap_or_else(|_| Err(timed_out()))
-    }
-
-    /// The region, cached or looked up in meta, that `seek` names.
-    pub(crate) async fn seek(&self, table: &TableName, seek: Seek<'_>) -> Result<Location> {
-        let stats = self.pool.stats();
-        if let Some(loc) = self.probe_cache(table, seek) {
+        let inner = &self.inner;
+        let stats = inner.pool.stats();
+        if let Some(loc) = inner.probe_cache(table, seek) {
             stats.meta_cache_hits.fetch_add(1, Relaxed);
             return Ok(loc);
         }
         stats.meta_cache_misses.fetch_add(1, Relaxed);
-        let gate = {
-            let mut lookups = self.lookups.lock().unwrap_or_else(|e| e.into_inner());
-            lookups.entry(table.clone()).or_default().clone()
-        };
-        let _turn = gate.lock().await;
-        if let Some(loc) = self.probe_cache(table, seek) {
-            return Ok(loc);
+        let key = seek.search_key(table);
+        if key.len() > MAX_ROW_LENGTH {
+            return Err(Error::InvalidInput(format!(
+                "the meta search key for this row would be {} bytes (table name, row key and 15 \
+                 more); HBase allows at most {MAX_ROW_LENGTH}",
+                key.len()
+            )));
         }
-        self.lookup(table, seek).await
+        let mut outcome = {
+            let mut lookups = inner.lookups.lock().unwrap_or_else(|e| e.into_inner());
+            let map_key = (table.clone(), key);
+            match lookups.get(&map_key) {
+                Some(rx) => rx.clone(),
+                None => {
+                    let (tx, rx) = watch::channel(None);
+                    lookups.insert(map_key.clone(), rx.clone());
+                    let inner = inner.clone();
+                    let seek = seek.to_owned();
+                    tokio::spawn(async move {
+                        let result = inner.lookup(&map_key.0, seek.borrow()).await;
+                        inner
+                            .lookups
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(&map_key);
+                        let _ = tx.send(Some(result.map_err(Arc::new)));
+                    });
+                    rx
+                }
+            }
+        };
+        let waited =
+            tokio::time::timeout_at(deadline.into(), outcome.wait_for(Option::is_some)).await;
+        let result = match waited {
+            Ok(Ok(found)) => match found.as_ref().expect("waited for an outcome") {
+                Ok(loc) => Ok(loc.clone()),
+                Err(e) => Err(e.duplicate()),
+            },
+            Ok(Err(_)) => Err(Error::Protocol(
+                "a meta lookup task ended without an answer".into(),
+            )),
+            Err(_) => Err(Error::Timeout {
+                what: format!("locating the {seek:?} of {table}"),
+                after: inner.config.operation_timeout,
+            }),
+        };
+        result
     }
 
+    /// Every region of `table` with its server (None while unassigned), in key order: one
+    /// scan of meta (one attempt; callers retry).
+    pub(crate) async fn table_regions(
+        &self,
+        table: &TableName,
+    ) -> Result<Vec<(RegionInfo, Option<ServerName>)>> {
+        let mut stop = table.to_bytes();
+        stop.push(b',' + 1);
+        let mut scan = hbase_proto::Scan {
+            column: vec![hbase_proto::Column {
+                family: Bytes::from_static(b"info"),
+                qualifier: vec![],
+            }],
+            start_row: Some(Bytes::from(meta_table_start(table))),
+            stop_row: Some(Bytes::from(stop)),
+            ..Default::default()
+        };
+        scan.set_read_type(hbase_proto::scan::ReadType::Pread);
+        let rows = self.inner.scan_meta(scan, usize::MAX, false).await?;
+        let mut out = Vec::new();
+        for r in &rows {
+            if let Some((region, server)) = parse_meta_row(r)? {
+                if region.table == *table && !region.split && !region.offline {
+                    out.push((region, server));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Inner {
     fn probe_cache(&self, table: &TableName, seek: Seek<'_>) -> Option<Location> {
         match seek {
             Seek::Row(row) => self.cache.find(table, row),
@@ -139,20 +250,29 @@ impl MetaLocator {
         }
     }
 
+    fn table_gate(&self, table: &TableName) -> Arc<Semaphore> {
+        let mut gates = self.per_table.lock().unwrap_or_else(|e| e.into_inner());
+        gates
+            .entry(table.clone())
+            .or_insert_with(|| Arc::new(Semaphore::new(LOOKUPS_PER_TABLE)))
+            .clone()
+    }
+
     /// A reversed meta scan from just above the wanted region down to `table,,`: the first row
     /// is the wanted region; the following ones are its predecessors, cached as a prefetch.
     async fn lookup(&self, table: &TableName, seek: Seek<'_>) -> Result<Location> {
-        let search_key = match seek {
-            Seek::Row(row) => meta_search_key(table, row),
-            Seek::EndingAt(key) => [&table.to_bytes()[..], b",", key, b","].concat(),
-            Seek::Last => [&table.to_bytes()[..], &[b',' + 1][..]].concat(),
-        };
+        let gate = self.table_gate(table);
+        let _turn = gate.acquire().await.expect("lookup gates are never closed");
+        // A lookup that ran while this one waited may have found it.
+        if let Some(loc) = self.probe_cache(table, seek) {
+            return Ok(loc);
+        }
         let mut scan = hbase_proto::Scan {
             column: vec![hbase_proto::Column {
                 family: Bytes::from_static(b"info"),
                 qualifier: vec![],
             }],
-            start_row: Some(Bytes::from(search_key)),
+            start_row: Some(Bytes::from(seek.search_key(table))),
             stop_row: Some(Bytes::from(meta_table_start(table))),
             include_stop_row: Some(true),
             reversed: Some(true),
@@ -198,35 +318,6 @@ impl MetaLocator {
         found.unwrap_or_else(|| Err(Error::TableNotFound(table.to_string())))
     }
 
-    /// Every region of `table` with its server (None while unassigned), in key order.
-    pub(crate) async fn table_regions(
-        &self,
-        table: &TableName,
-    ) -> Result<Vec<(RegionInfo, Option<ServerName>)>> {
-        let mut stop = table.to_bytes();
-        stop.push(b',' + 1);
-        let mut scan = hbase_proto::Scan {
-            column: vec![hbase_proto::Column {
-                family: Bytes::from_static(b"info"),
-                qualifier: vec![],
-            }],
-            start_row: Some(Bytes::from(meta_table_start(table))),
-            stop_row: Some(Bytes::from(stop)),
-            ..Default::default()
-        };
-        scan.set_read_type(hbase_proto::scan::ReadType::Pread);
-        let rows = self.scan_meta(scan, usize::MAX, false).await?;
-        let mut out = Vec::new();
-        for r in &rows {
-            if let Some((region, server)) = parse_meta_row(r)? {
-                if region.table == *table && !region.split && !region.offline {
-                    out.push((region, server));
-                }
-            }
-        }
-        Ok(out)
-    }
-
     async fn meta_server(&self) -> Result<ServerName> {
         if let Some(s) = self
             .meta_server
@@ -239,6 +330,14 @@ impl MetaLocator {
         let s = self.zk.meta_server().await?;
         *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.clone());
         Ok(s)
+    }
+
+    /// After a failed meta call: forgets meta's location if the exception table says the
+    /// server's locations are stale, so the next lookup reads it from ZooKeeper again.
+    fn note_meta_failure(&self, e: &Error) {
+        if exceptions::verdict(e).cache != CacheAction::Keep {
+            *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
     }
 
     /// Scans `hbase:meta` (a single region) and returns up to `max_rows` rows. With
@@ -282,7 +381,7 @@ impl MetaLocator {
                         number_of_rows: Some(0),
                         ..Default::default()
                     };
-                    let _ = self.meta_call_once(&close).await;
+                    let _ = self.meta_call(&close).await;
                 }
                 break;
             }
@@ -293,62 +392,37 @@ impl MetaLocator {
                 ..Default::default()
             };
             seq += 1;
-            // A lost `next` cannot be retried (sequence numbers), so call once.
-            resp = self.meta_call_once(&next).await?;
+            resp = self.meta_call(&next).await?;
         }
         rows.truncate(max_rows);
         Ok(rows)
     }
 
-    async fn meta_call_once(
-        &self,
-        req: &hbase_proto::ScanRequest,
-    ) -> Result<(hbase_proto::ScanResponse, Bytes)> {
-        let server = self.meta_server().await?;
-        let conn = self.pool.get(&server, Service::Client).await?;
-        let meta = RequestMeta {
-            method: "Scan",
-            timeout_ms: self.config.rpc_timeout.as_millis() as u32,
-            priority: META_PRIORITY,
-        };
-        let body = conn
-            .call(meta, req, None, self.config.rpc_timeout)
-            .await
-            .inspect_err(|e| {
-                if recovery(e) == Recovery::DropServer {
-                    self.pool.discard(&server, Service::Client, &conn);
-                }
-            })?;
-        let resp: hbase_proto::ScanResponse = body.decode()?;
-        Ok((resp, body.cellblock))
-    }
-
-    /// A meta call that re-reads meta's location from ZooKeeper and retries on failure.
+    /// One call to meta's server (no retries: the operation around it retries).
     async fn meta_call(
         &self,
         req: &hbase_proto::ScanRequest,
     ) -> Result<(hbase_proto::ScanResponse, Bytes)> {
-        let deadline = Instant::now() + self.config.operation_timeout;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let err = match self.meta_call_once(req).await {
-                Ok(r) => return Ok(r),
-                Err(e) => e,
-            };
-            if recovery(&err) == Recovery::Fail || attempt >= META_ATTEMPTS {
-                return Err(err);
-            }
-            tracing::debug!(error = %err, attempt, "meta lookup failed; retrying");
-            if recovery(&err) != Recovery::Backoff {
-                *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            }
-            let pause = self.config.pause * RETRY_BACKOFF[(attempt as usize - 1).min(12)];
-            if Instant::now() + pause > deadline {
-                return Err(err);
-            }
-            tokio::time::sleep(pause.min(Duration::from_secs(5))).await;
-        }
+        let server = self.meta_server().await?;
+        let timeout = self.config.rpc_timeout;
+        let connect_by = Instant::now() + self.config.connect_timeout.max(Duration::from_millis(1));
+        let conn = self
+            .pool
+            .get(&server, Service::Client, connect_by)
+            .await
+            .inspect_err(|e| self.note_meta_failure(e))?;
+        let meta = RequestMeta {
+            method: "Scan",
+            timeout_ms: timeout.as_millis().min(u32::MAX as u128) as u32,
+            priority: META_PRIORITY,
+        };
+        let body = conn
+            .call(meta, req, None, timeout)
+            .await
+            .map_err(|failed| failed.error)
+            .inspect_err(|e| self.note_meta_failure(e))?;
+        let resp: hbase_proto::ScanResponse = body.decode()?;
+        Ok((resp, body.cellblock))
     }
 }
 

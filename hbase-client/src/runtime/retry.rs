@@ -1,55 +1,23 @@
-//! Deciding what to do after a failed attempt: which cache entries to drop, and how long to wait.
+//! How long to wait between attempts: the pluggable [`RetryPolicy`] and HBase's schedule.
+//! Whether to retry at all, and what to forget, is the exception table's call
+//! (`error::exceptions`); the policy sees only errors worth retrying.
 
 use std::time::Duration;
 
 use rand::Rng;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::exceptions::{self, PauseClass};
+use crate::error::Error;
 
 /// HBase's backoff multipliers (`HConstants.RETRY_BACKOFF`), applied to the base pause.
 pub const RETRY_BACKOFF: [u32; 13] = [1, 2, 3, 5, 10, 20, 40, 100, 100, 100, 100, 200, 200];
 
-/// What a failed attempt means for the client's cached state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Recovery {
-    /// The region is elsewhere: drop its cached location (or install the new one).
-    Relocate,
-    /// The server is unusable: drop its connection and every region cached on it.
-    DropServer,
-    /// Transient: keep the cache, back off.
-    Backoff,
-    /// Never retry.
-    Fail,
-}
-
-pub(crate) fn recovery(e: &Error) -> Recovery {
-    match e {
-        Error::Remote { exception, .. } => match exception.short_class_name() {
-            "NotServingRegionException" | "RegionMovedException" => Recovery::Relocate,
-            "RegionServerStoppedException"
-            | "RegionServerAbortedException"
-            | "ServerNotRunningYetException" => Recovery::DropServer,
-            _ if e.kind() == ErrorKind::DoNotRetry || e.kind() == ErrorKind::NotFound => {
-                Recovery::Fail
-            }
-            _ => Recovery::Backoff,
-        },
-        Error::Connection { .. } | Error::ConnectionClosed { .. } | Error::Protocol(_) => {
-            Recovery::DropServer
-        }
-        // A call that timed out may mean a half-open server; the next attempt relocates.
-        Error::Timeout { .. } => Recovery::DropServer,
-        Error::ZooKeeper { .. } => Recovery::Backoff,
-        Error::RegionOffline { .. } => Recovery::Backoff,
-        Error::TableNotFound(_)
-        | Error::TableDisabled(_)
-        | Error::InvalidInput(_)
-        | Error::ProcedureFailed { .. } => Recovery::Fail,
-        Error::RetriesExhausted { .. } | Error::MutationsFailed { .. } => Recovery::Fail,
-    }
-}
-
-/// Decides whether and when to try again. The default is [`HBaseBackoff`].
+/// Decides how long to wait before the next attempt, and when to stop. The default is
+/// [`HBaseBackoff`]; plug another in with
+/// [`ClientConfigBuilder::retry_policy`](crate::ClientConfigBuilder::retry_policy).
+///
+/// The client asks only after an error worth retrying (never after a do-not-retry error), and
+/// never waits past the operation deadline whatever the policy says.
 pub trait RetryPolicy: Send + Sync + std::fmt::Debug {
     /// The pause before attempt `attempt + 1` (attempts count from 1) after `error`, or `None`
     /// to give up.
@@ -70,35 +38,20 @@ pub struct HBaseBackoff {
 
 impl RetryPolicy for HBaseBackoff {
     fn next_pause(&self, attempt: u32, error: &Error) -> Option<Duration> {
-        if attempt > self.retries || recovery(error) == Recovery::Fail {
+        let verdict = exceptions::verdict(error);
+        if attempt > self.retries || verdict.retry == exceptions::Retry::No {
             return None;
         }
-        if let Some(remote) = error.remote() {
-            match remote.short_class_name() {
-                // The server asks for an immediate retry (e.g. a multi response was too large).
-                "RetryImmediatelyException" | "MultiActionResultTooLarge" => {
-                    return Some(Duration::ZERO)
+        let base = match verdict.pause {
+            PauseClass::Immediate => return Some(Duration::ZERO),
+            PauseClass::Throttled => {
+                if let Some(wait) = error.remote().and_then(|r| throttle_wait(&r.message)) {
+                    return Some(wait);
                 }
-                // Quotas: the server says how long to wait.
-                "RpcThrottlingException" => {
-                    if let Some(wait) = throttle_wait(&remote.message) {
-                        return Some(wait);
-                    }
-                }
-                _ => {}
+                self.pause
             }
-        }
-        let overloaded = error.remote().is_some_and(|r| {
-            r.server_overloaded
-                || matches!(
-                    r.short_class_name(),
-                    "CallQueueTooBigException" | "CallDroppedException"
-                )
-        });
-        let base = if overloaded {
-            self.pause_overloaded
-        } else {
-            self.pause
+            PauseClass::Overloaded => self.pause_overloaded,
+            PauseClass::Normal => self.pause,
         };
         let step = RETRY_BACKOFF[(attempt as usize - 1).min(RETRY_BACKOFF.len() - 1)];
         let pause = base * step;

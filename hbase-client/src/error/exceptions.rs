@@ -1,0 +1,310 @@
+//! The one exception table: what every error means for the retrying caller.
+//!
+//! For each server exception class (and each error the client raises itself) it says which
+//! [`ErrorKind`] callers see, which cached locations the error shows to be stale, how long to
+//! pause before the next attempt, and whether to retry at all. `Error::kind`, the retrying
+//! caller (`runtime::caller`), the backoff policy, the meta locator and the scanner all read
+//! it; nothing else matches class names.
+//!
+//! Facts it follows (HBase 2.6): the classes below that extend `DoNotRetryIOException` (read
+//! from the class hierarchy of the hbase-client, hbase-common and hbase-server 2.6.4 jars) are
+//! never retried. A per-action exception inside a `Multi` response is only a class name and a
+//! message (`NameBytesPair`, no flag), so its class is all there is to go by; a whole-call
+//! exception also carries the server's `do_not_retry` flag, which always wins. Which errors
+//! invalidate a cached location follows the Java client's `ClientExceptionsUtil`: the
+//! "region is certainly on this server" exceptions (busy, throttled, overloaded, retry
+//! immediately, opening, too big) keep it; a refused or unreachable server drops every region
+//! cached on it; anything else drops the region's location.
+
+use super::{Error, ErrorKind, RemoteException};
+
+/// What one error means for the retrying caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// What callers see.
+    pub(crate) kind: ErrorKind,
+    /// What the error shows to be stale in the location cache.
+    pub(crate) cache: CacheAction,
+    /// How long to wait before the next attempt.
+    pub(crate) pause: PauseClass,
+    /// Whether another attempt can succeed.
+    pub(crate) retry: Retry,
+}
+
+/// Cached locations an error invalidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CacheAction {
+    /// Nothing is stale: the region is where the cache says.
+    Keep,
+    /// The region's cached location is stale.
+    DropRegion,
+    /// The region moved, and the exception says where to (cache that instead).
+    MovedTo,
+    /// The server is gone or unreachable: every region cached on it is stale.
+    DropServer,
+}
+
+/// The base pause class of the next attempt (scaled by the backoff schedule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PauseClass {
+    /// The client's pause.
+    Normal,
+    /// The server said it is overloaded: the longer overloaded pause.
+    Overloaded,
+    /// The server asked for an immediate retry.
+    Immediate,
+    /// A quota: the server says how long to wait (in the message).
+    Throttled,
+}
+
+/// Whether to try again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Another attempt may succeed.
+    Yes,
+    /// It never will.
+    No,
+    /// A scanner is gone (lease expired, server restarted): a scan reopens after the last row
+    /// it delivered; for anything else this is `No`.
+    ReopenScanner,
+}
+
+impl Verdict {
+    const fn new(kind: ErrorKind, cache: CacheAction, pause: PauseClass, retry: Retry) -> Self {
+        Verdict {
+            kind,
+            cache,
+            pause,
+            retry,
+        }
+    }
+}
+
+use CacheAction::*;
+use ErrorKind::*;
+use PauseClass::*;
+
+const NEVER: Verdict = Verdict::new(DoNotRetry, Keep, Normal, Retry::No);
+const NOT_FOUND: Verdict = Verdict::new(NotFound, Keep, Normal, Retry::No);
+const MOVED: Verdict = Verdict::new(RegionMoved, DropRegion, Normal, Retry::Yes);
+const BUSY: Verdict = Verdict::new(Retryable, Keep, Normal, Retry::Yes);
+const SCANNER_LOST: Verdict = Verdict::new(DoNotRetry, Keep, Normal, Retry::ReopenScanner);
+/// A server class we do not know: retry, and look the region up again (as Java does).
+const UNKNOWN: Verdict = Verdict::new(Retryable, DropRegion, Normal, Retry::Yes);
+
+/// The verdict on `e`.
+pub(crate) fn verdict(e: &Error) -> Verdict {
+    match e {
+        Error::Remote { exception, .. } => remote_verdict(exception),
+        Error::Connect { source, .. } => {
+            let kind = if source.kind() == std::io::ErrorKind::TimedOut {
+                Timeout
+            } else {
+                Retryable
+            };
+            Verdict::new(kind, DropServer, Normal, Retry::Yes)
+        }
+        Error::RecentlyFailed { .. } => Verdict::new(Retryable, DropServer, Normal, Retry::Yes),
+        Error::Connection { .. } | Error::ConnectionClosed { .. } => {
+            Verdict::new(Retryable, DropRegion, Normal, Retry::Yes)
+        }
+        // A call that timed out: only that call failed, and at most its region's location is
+        // stale (the connection layer decides whether the server is dead).
+        Error::Timeout { .. } => Verdict::new(Timeout, DropRegion, Normal, Retry::Yes),
+        // A corrupt frame closes its connection; the region is where it was.
+        Error::Protocol(_) => BUSY,
+        Error::ZooKeeper { .. } => BUSY,
+        Error::RegionOffline { .. } => MOVED,
+        Error::TableNotFound(_) => NOT_FOUND,
+        Error::TableDisabled(_) | Error::InvalidInput(_) | Error::ProcedureFailed { .. } => NEVER,
+        Error::RetriesExhausted { last, .. } => Verdict {
+            retry: Retry::No,
+            ..verdict(last)
+        },
+        Error::OutcomeUnknown { .. } => Verdict::new(OutcomeUnknown, Keep, Normal, Retry::No),
+        Error::MutationsFailed { .. } => Verdict::new(Retryable, Keep, Normal, Retry::No),
+    }
+}
+
+/// The verdict on a server exception: its class, and the server's flags.
+pub(crate) fn remote_verdict(e: &RemoteException) -> Verdict {
+    let v = class_verdict(e.short_class_name());
+    if e.server_overloaded && v.retry == Retry::Yes {
+        return Verdict {
+            pause: Overloaded,
+            cache: Keep,
+            ..v
+        };
+    }
+    if e.do_not_retry && v.retry == Retry::Yes {
+        return NEVER;
+    }
+    v
+}
+
+fn class_verdict(short: &str) -> Verdict {
+    match short {
+        // The region is elsewhere.
+        "NotServingRegionException" | "WrongRegionException" => MOVED,
+        "RegionMovedException" => Verdict::new(RegionMoved, MovedTo, Normal, Retry::Yes),
+        // Opening here: it is on this server, soon.
+        "RegionOpeningException" => Verdict::new(RegionMoved, Keep, Normal, Retry::Yes),
+        // The server is going away: everything cached on it is stale.
+        "RegionServerStoppedException" | "RegionServerAbortedException" => {
+            Verdict::new(RegionMoved, DropServer, Normal, Retry::Yes)
+        }
+        // Still starting: its regions are being assigned.
+        "ServerNotRunningYetException" => UNKNOWN,
+        // On this server, which is busy.
+        "RegionTooBusyException" | "PleaseHoldException" | "MasterNotRunningException" => BUSY,
+        "CallQueueTooBigException" | "CallDroppedException" => {
+            Verdict::new(Retryable, Keep, Overloaded, Retry::Yes)
+        }
+        "RpcThrottlingException" => Verdict::new(Retryable, Keep, Throttled, Retry::Yes),
+        "RetryImmediatelyException" | "MultiActionResultTooLarge" => {
+            Verdict::new(Retryable, Keep, Immediate, Retry::Yes)
+        }
+        // The server timed the call out in its queue.
+        "CallTimeoutException" | "TimeoutIOException" => {
+            Verdict::new(Timeout, Keep, Normal, Retry::Yes)
+        }
+        "OperationTimeoutExceededException" => Verdict::new(Timeout, Keep, Normal, Retry::No),
+        "TableNotFoundException"
+        | "NamespaceNotFoundException"
+        | "UnknownRegionException"
+        | "SnapshotDoesNotExistException"
+        | "UnknownSnapshotException"
+        | "ReplicationPeerNotFoundException" => NOT_FOUND,
+        "UnknownScannerException"
+        | "ScannerResetException"
+        | "OutOfOrderScannerNextException"
+        | "LeaseException" => SCANNER_LOST,
+        // DoNotRetryIOException and its subclasses in HBase 2.6.
+        "DoNotRetryIOException"
+        | "DoNotRetryRegionException"
+        | "AccessDeniedException"
+        | "BadAuthException"
+        | "ConcurrentTableModificationException"
+        | "ConstraintException"
+        | "CoprocessorException"
+        | "CorruptHFileException"
+        | "CorruptedSnapshotException"
+        | "EmptyServiceNameException"
+        | "ExportSnapshotException"
+        | "FailedSanityCheckException"
+        | "FatalConnectionException"
+        | "HBaseSnapshotException"
+        | "InvalidFamilyOperationException"
+        | "InvalidLabelException"
+        | "LabelAlreadyExistsException"
+        | "MasterStoppedException"
+        | "MergeRegionException"
+        | "NamespaceExistException"
+        | "NoServerForRegionException"
+        | "NoSuchColumnFamilyException"
+        | "NotAllMetaRegionsOnlineException"
+        | "QuotaExceededException"
+        | "RequestTooBigException"
+        | "RestoreSnapshotException"
+        | "RowTooBigException"
+        | "ServerTooBusyException"
+        | "SnapshotCreationException"
+        | "SnapshotExistsException"
+        | "SnapshotTTLExpiredException"
+        | "SpaceLimitingException"
+        | "StoppedRpcClientException"
+        | "TableExistsException"
+        | "TableNotDisabledException"
+        | "TableNotEnabledException"
+        | "ThrottlingException"
+        | "UnknownProtocolException"
+        | "UnknownServiceException"
+        | "UnsupportedCellCodecException"
+        | "UnsupportedCompressionCodecException"
+        | "UnsupportedCryptoException"
+        | "WrongVersionException"
+        // Not a DoNotRetryIOException in HBase, but an illegal argument stays illegal.
+        | "IllegalArgumentIOException"
+        // An authentication or authorization rejection (Hadoop's classes).
+        | "AccessControlException"
+        | "SaslException" => NEVER,
+        _ => UNKNOWN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(class: &str, dnr: bool, overloaded: bool) -> RemoteException {
+        RemoteException {
+            class_name: format!("org.apache.hadoop.hbase.{class}"),
+            message: String::new(),
+            moved_to: None,
+            do_not_retry: dnr,
+            server_overloaded: overloaded,
+        }
+    }
+
+    #[test]
+    fn server_flags_win_over_the_class() {
+        let v = remote_verdict(&remote("SomethingNewException", true, false));
+        assert_eq!((v.kind, v.retry), (DoNotRetry, Retry::No));
+        let v = remote_verdict(&remote("SomethingNewException", false, false));
+        assert_eq!(
+            (v.kind, v.cache, v.retry),
+            (Retryable, DropRegion, Retry::Yes)
+        );
+        let v = remote_verdict(&remote("SomethingNewException", false, true));
+        assert_eq!((v.pause, v.cache), (Overloaded, Keep));
+        // A flagged scanner loss still lets the scan reopen.
+        let v = remote_verdict(&remote("UnknownScannerException", true, false));
+        assert_eq!(v.retry, Retry::ReopenScanner);
+        let v = remote_verdict(&remote("TableNotFoundException", true, false));
+        assert_eq!(v.kind, NotFound);
+    }
+
+    #[test]
+    fn one_decision_per_class() {
+        // ServerNotRunningYetException: retryable, the region looked up again (it used to be
+        // a moved region in one place and a dropped server in another).
+        let v = class_verdict("ServerNotRunningYetException");
+        assert_eq!(
+            (v.kind, v.cache, v.retry),
+            (Retryable, DropRegion, Retry::Yes)
+        );
+        assert_eq!(class_verdict("RegionMovedException").cache, MovedTo);
+        assert_eq!(class_verdict("RegionOpeningException").cache, Keep);
+        assert_eq!(class_verdict("CallQueueTooBigException").pause, Overloaded);
+        assert_eq!(class_verdict("SpaceLimitingException").retry, Retry::No);
+        assert_eq!(
+            class_verdict("RegionServerStoppedException").cache,
+            DropServer
+        );
+    }
+
+    #[test]
+    fn client_side_errors() {
+        let refused = Error::Connect {
+            addr: "h:1".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert_eq!(verdict(&refused).cache, DropServer);
+        let timeout = Error::Timeout {
+            what: "Get".into(),
+            after: std::time::Duration::from_secs(1),
+        };
+        assert_eq!(
+            (verdict(&timeout).kind, verdict(&timeout).cache),
+            (Timeout, DropRegion)
+        );
+        let wrapped = Error::RetriesExhausted {
+            attempts: 2,
+            last: Box::new(timeout),
+        };
+        assert_eq!(
+            (verdict(&wrapped).kind, verdict(&wrapped).retry),
+            (Timeout, Retry::No)
+        );
+    }
+}

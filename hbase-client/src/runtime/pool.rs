@@ -1,0 +1,202 @@
+//! One connection per (server, service), shared by every task, reconnected on demand.
+//!
+//! Per server and service the pool keeps a slot that outlives its connections: the in-flight
+//! cap (a replacement connection inherits the permits its predecessor's calls still hold),
+//! the one connect attempt in progress (every caller that needs the connection waits for that
+//! attempt, each until its own deadline), and the memory of a failed attempt: for the
+//! failed-server expiry (Java's `hbase.ipc.client.failed.servers.expiry`, 2 s) callers fail at
+//! once with [`Error::RecentlyFailed`] instead of connecting again, so they relocate.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::{watch, Semaphore};
+
+use crate::error::{Error, Result};
+use crate::region::ServerName;
+use crate::rpc::connection::{ConnectionParams, RpcConnection};
+use crate::rpc::frame::Service;
+use crate::runtime::config::ClientConfig;
+use crate::runtime::stats::{ServerCounters, Stats};
+
+/// The outcome of a connect attempt, as its waiters see it.
+type Attempt = Option<std::result::Result<Arc<RpcConnection>, Arc<Error>>>;
+
+#[derive(Default)]
+struct SlotState {
+    current: Option<Arc<RpcConnection>>,
+    /// The connect attempt in progress.
+    connecting: Option<watch::Receiver<Attempt>>,
+    /// The last attempt failed: until when to refuse, and why.
+    failed: Option<(Instant, String)>,
+}
+
+struct Slot {
+    state: Mutex<SlotState>,
+    /// Calls in flight to this server (`ClientConfig::max_in_flight_per_server`).
+    in_flight: Arc<Semaphore>,
+}
+
+impl Slot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn open(&self) -> Option<Arc<RpcConnection>> {
+        self.lock()
+            .current
+            .as_ref()
+            .filter(|c| c.is_open())
+            .cloned()
+    }
+}
+
+/// The slots of one host, by port and service (a short list; looked up without building an
+/// address string, which would cost more than the rest of the lookup).
+type HostSlots = Vec<(u16, Service, Arc<Slot>)>;
+
+pub(crate) struct ConnectionPool {
+    config: Arc<ClientConfig>,
+    stats: Arc<Stats>,
+    slots: Mutex<HashMap<String, HostSlots>>,
+}
+
+impl ConnectionPool {
+    pub(crate) fn new(config: Arc<ClientConfig>, stats: Arc<Stats>) -> Self {
+        ConnectionPool {
+            config,
+            stats,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn slot(&self, server: &ServerName, service: Service) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let found = slots.get(server.host.as_str()).and_then(|host| {
+            host.iter()
+                .find(|(port, s, _)| *port == server.port && *s == service)
+                .map(|(.., slot)| slot.clone())
+        });
+        if let Some(slot) = found {
+            return slot;
+        }
+        let slot = Arc::new(Slot {
+            state: Mutex::default(),
+            in_flight: Arc::new(Semaphore::new(self.config.max_in_flight_per_server)),
+        });
+        slots
+            .entry(server.host.clone())
+            .or_default()
+            .push((server.port, service, slot.clone()));
+        slot
+    }
+
+    /// The open connection to `server` for `service`, connecting if there is none; gives up
+    /// at `deadline`.
+    pub(crate) async fn get(
+        &self,
+        server: &ServerName,
+        service: Service,
+        deadline: Instant,
+    ) -> Result<Arc<RpcConnection>> {
+        let slot = self.slot(server, service);
+        let mut attempt = {
+            let mut st = slot.lock();
+            if let Some(conn) = st.current.as_ref().filter(|c| c.is_open()) {
+                return Ok(conn.clone());
+            }
+            match (&st.connecting, &st.failed) {
+                (Some(rx), _) => rx.clone(),
+                (None, Some((until, reason))) if Instant::now() < *until => {
+                    return Err(Error::RecentlyFailed {
+                        addr: server.address(),
+                        reason: reason.clone(),
+                    })
+                }
+                _ => {
+                    let (tx, rx) = watch::channel(None);
+                    st.connecting = Some(rx.clone());
+                    tokio::spawn(self.connect(slot.clone(), server, service, tx));
+                    rx
+                }
+            }
+        };
+        let waited =
+            tokio::time::timeout_at(deadline.into(), attempt.wait_for(Option::is_some)).await;
+        let result = match waited {
+            Ok(Ok(outcome)) => match outcome.as_ref().expect("waited for an outcome") {
+                Ok(conn) => Ok(conn.clone()),
+                Err(e) => Err(e.duplicate()),
+            },
+            Ok(Err(_)) => Err(Error::ConnectionClosed {
+                addr: server.address(),
+                reason: "the connect attempt was abandoned".into(),
+            }),
+            Err(_) => Err(Error::Timeout {
+                what: format!("waiting for a connection to {}", server.address()),
+                after: self.config.connect_timeout,
+            }),
+        };
+        result
+    }
+
+    /// One connect attempt, for every waiter; bounded by the connect timeout.
+    fn connect(
+        &self,
+        slot: Arc<Slot>,
+        server: &ServerName,
+        service: Service,
+        outcome: watch::Sender<Attempt>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let counters = self.stats.server(&server.address());
+        let params = ConnectionParams {
+            addr: self.config.map_address(&server.address()),
+            user: self.config.user.clone(),
+            service,
+            connect_timeout: self.config.connect_timeout,
+            read_timeout: self.config.read_timeout(),
+            counters: counters.clone(),
+            compression: self.config.compression,
+            in_flight: slot.in_flight.clone(),
+        };
+        let expiry = self.config.failed_server_expiry;
+        async move {
+            ServerCounters::add(&counters.connects, 1);
+            let result = RpcConnection::connect(params).await.map(Arc::new);
+            let mut st = slot.lock();
+            st.connecting = None;
+            let shared = match result {
+                Ok(conn) => {
+                    st.current = Some(conn.clone());
+                    st.failed = None;
+                    Ok(conn)
+                }
+                Err(e) => {
+                    ServerCounters::add(&counters.failed_connects, 1);
+                    tracing::debug!(error = %e, "connect failed");
+                    st.failed = Some((Instant::now() + expiry, e.to_string()));
+                    Err(Arc::new(e))
+                }
+            };
+            drop(st);
+            let _ = outcome.send(Some(shared));
+        }
+    }
+
+    /// Number of open connections (for tests and stats).
+    pub(crate) fn open_connections(&self) -> usize {
+        let slots: Vec<Arc<Slot>> = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .flat_map(|host| host.iter().map(|(.., slot)| slot.clone()))
+            .collect();
+        slots.iter().filter(|s| s.open().is_some()).count()
+    }
+}

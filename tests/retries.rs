@@ -1,0 +1,790 @@
+//! The retry contract against real HBase, with faults from the proxy of `tests/support/proxy.rs`:
+//! nonces make retried increments, appends and check-and-mutates apply once; a call that timed
+//! out is never sent later; a timeout is not a dead server; connecting is bounded by the
+//! operation deadline and a failed server is remembered; one exception table keeps the
+//! server's do-not-retry verdicts; meta lookups run concurrently and coalesce.
+//!
+//! Every test waits for events (a response dropped, calls timed out, connections accepted),
+//! never for a wall-clock window: the machine is shared.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hbase_client::{
+    Action, Append, CheckAndMutate, Client, Comparator, CompareOp, ErrorKind, Filter, Get,
+    Increment, Put, RowMutations, ServerName, TableName,
+};
+use hbase_it::proxy::{proto_fields, FaultProxy, Field, ProxyControl, RequestInfo};
+use hbase_it::{bounded, server_of};
+
+/// A varint field of a protobuf message.
+fn varint(msg: &[u8], field: u32) -> Option<u64> {
+    proto_fields(msg)?.into_iter().find_map(|(f, v)| match v {
+        Field::Varint(x) if f == field => Some(x),
+        _ => None,
+    })
+}
+
+/// Every length-delimited value of `field` in a protobuf message.
+fn nested(msg: &[u8], field: u32) -> Vec<&[u8]> {
+    proto_fields(msg)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(f, v)| match v {
+            Field::Bytes(b) if f == field => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (nonce group, nonce) of a `Mutate` request: `MutateRequest.nonce_group` (4) and
+/// `MutateRequest.mutation` (2) `.nonce` (9).
+fn mutate_nonce(req: &RequestInfo) -> (Option<u64>, Option<u64>) {
+    let mutation = nested(&req.param, 2).first().and_then(|m| varint(m, 9));
+    (varint(&req.param, 4), mutation)
+}
+
+/// (nonce group, the nonces of every mutation) of a `Multi` request: `MultiRequest.nonceGroup`
+/// (2); `regionAction` (1) → `action` (3) → `mutation` (2) → `nonce` (9).
+fn multi_nonces(req: &RequestInfo) -> (Option<u64>, Vec<Option<u64>>) {
+    let mut nonces = Vec::new();
+    for ra in nested(&req.param, 1) {
+        for action in nested(ra, 3) {
+            for m in nested(action, 2) {
+                nonces.push(varint(m, 9));
+            }
+        }
+    }
+    (varint(&req.param, 2), nonces)
+}
+
+/// A client through `proxy` with a short RPC timeout, so a dropped response costs little.
+async fn client_with_short_rpc(proxy: &FaultProxy) -> Client {
+    hbase_it::proxied_client(proxy, |b| {
+        b.rpc_timeout(Duration::from_secs(1))
+            .operation_timeout(Duration::from_secs(30))
+    })
+    .await
+}
+
+/// A one-region table and the proxy control of the server hosting it (a connection to it
+/// is open and its location cached).
+async fn one_region_table(
+    client: &Client,
+    proxy: &FaultProxy,
+    prefix: &str,
+) -> (TableName, hbase_client::Table, Arc<ProxyControl>) {
+    let name = hbase_it::unique_table(prefix);
+    hbase_it::create_table(client, &name, &[]).await;
+    let table = client.table(&name.to_string()).unwrap();
+    table
+        .put(Put::new("warm").add("cf", "q", "x"))
+        .await
+        .unwrap();
+    let server = server_of(client, &name, "warm").await.address();
+    (name, table, proxy.control(&server))
+}
+
+fn counter(row: &hbase_client::RowResult, q: &str) -> i64 {
+    let v = row.value(b"cf", q.as_bytes()).expect("counter present");
+    i64::from_be_bytes(v[..].try_into().expect("8 bytes"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Nonces: a retried non-idempotent operation is applied once.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increment_whose_response_is_dropped_is_applied_once() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_incr").await;
+
+        ctl.record(|r| r.method == "Mutate");
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let value = t.increment_column("n", "cf", "c", 1).await.unwrap();
+        let sent = ctl.recorded();
+        eprintln!(
+            "increment with its first response dropped: returned {value}, {} Mutate requests, nonces {:?}",
+            sent.len(),
+            sent.iter().map(mutate_nonce).collect::<Vec<_>>()
+        );
+        assert_eq!(ctl.dropped(), 1, "the first response was dropped");
+        assert!(sent.len() >= 2, "the increment was retried");
+        let (group, nonce) = mutate_nonce(&sent[0]);
+        assert!(group.is_some_and(|g| g != 0), "no nonce group: {group:?}");
+        assert!(nonce.is_some_and(|n| n != 0), "no nonce: {nonce:?}");
+        for r in &sent {
+            assert_eq!(mutate_nonce(r), (group, nonce), "every attempt carries the same nonce");
+        }
+        let row = t.get(Get::new("n")).await.unwrap().unwrap();
+        assert_eq!(counter(&row, "c"), 1, "applied exactly once");
+        assert_eq!(value, 1, "the retry reported the value after the one increment");
+
+        // Append too.
+        ctl.record(|r| r.method == "Mutate");
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let appended = t.append(Append::new("a").add("cf", "s", "ab")).await.unwrap();
+        assert_eq!(ctl.dropped(), 2);
+        let row = t.get(Get::new("a")).await.unwrap().unwrap();
+        assert_eq!(&row.value(b"cf", b"s").unwrap()[..], b"ab", "appended once");
+        assert_eq!(&appended.value(b"cf", b"s").unwrap()[..], b"ab");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_increments_carry_nonces_across_rounds() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_multi").await;
+
+        ctl.record(|r| r.method == "Multi");
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        let actions: Vec<Action> = (0..5)
+            .map(|i| Action::Increment(Increment::new(format!("m{i}")).add("cf", "c", 1)))
+            .chain([Action::Put(Put::new("p").add("cf", "q", "v"))])
+            .collect();
+        for r in t.batch(&actions).await {
+            r.unwrap();
+        }
+        let sent = ctl.recorded();
+        assert_eq!(ctl.dropped(), 1);
+        assert!(sent.len() >= 2, "the batch was retried");
+        let (group, first) = multi_nonces(&sent[0]);
+        eprintln!(
+            "batched increments: {} Multi requests, group {group:?}, nonces {first:?}",
+            sent.len()
+        );
+        assert!(group.is_some_and(|g| g != 0));
+        assert_eq!(first.len(), 6);
+        assert!(
+            first[..5].iter().all(|n| n.is_some_and(|n| n != 0)),
+            "{first:?}"
+        );
+        let distinct: std::collections::HashSet<_> = first[..5].iter().collect();
+        assert_eq!(distinct.len(), 5, "one nonce per increment");
+        for r in &sent[1..] {
+            assert_eq!(
+                multi_nonces(r),
+                (group, first.clone()),
+                "same nonces in every round"
+            );
+        }
+        for i in 0..5 {
+            let row = t.get(Get::new(format!("m{i}"))).await.unwrap().unwrap();
+            assert_eq!(counter(&row, "c"), 1, "m{i} incremented once");
+        }
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_mutate_whose_response_is_dropped_reports_the_true_outcome() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "nonce_cam").await;
+
+        // (a) The check still passes when retried: the server deduplicates the mutations by
+        // the nonce and says they were applied, which they were, once.
+        t.put(Put::new("g").add("cf", "gate", "open"))
+            .await
+            .unwrap();
+        ctl.record(|r| r.method == "Multi");
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        let claimed = t
+            .check_and_mutate(
+                CheckAndMutate::new("g", "cf", "gate")
+                    .if_equals("open")
+                    .then_mutate(
+                        RowMutations::new("g")
+                            .put(Put::new("g").add("cf", "owner", "me"))
+                            .increment(Increment::new("g").add("cf", "claims", 1)),
+                    ),
+            )
+            .await;
+        let sent = ctl.recorded();
+        eprintln!(
+            "check-and-mutate (row mutations), response dropped: {claimed:?} after {} requests",
+            sent.len()
+        );
+        assert_eq!(ctl.dropped(), 1);
+        assert!(sent.len() >= 2, "it was retried");
+        assert!(matches!(claimed, Ok(true)), "{claimed:?}");
+        let row = t.get(Get::new("g")).await.unwrap().unwrap();
+        assert_eq!(
+            counter(&row, "claims"),
+            1,
+            "the increment inside was applied once"
+        );
+
+        // (b) The check fails when retried, because the first attempt applied: the client
+        // cannot tell that from "never applied", and says so instead of reporting `false`.
+        ctl.record(|r| r.method == "Mutate");
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let outcome = t
+            .check_and_mutate(
+                CheckAndMutate::new("c", "cf", "owner")
+                    .if_absent()
+                    .then_put(Put::new("c").add("cf", "owner", "me")),
+            )
+            .await;
+        let sent = ctl.recorded();
+        eprintln!(
+            "check-and-mutate, response dropped: {outcome:?} after {} requests",
+            sent.len()
+        );
+        assert_eq!(ctl.dropped(), 2);
+        let (group, nonce) = mutate_nonce(&sent[0]);
+        assert!(group.is_some() && nonce.is_some_and(|n| n != 0), "no nonce");
+        let row = t.get(Get::new("c")).await.unwrap().unwrap();
+        assert_eq!(
+            &row.value(b"cf", b"owner").unwrap()[..],
+            b"me",
+            "it was applied"
+        );
+        match &outcome {
+            Ok(true) => {}
+            Err(e) if e.kind() == ErrorKind::OutcomeUnknown => {}
+            other => panic!("applied, but reported {other:?}"),
+        }
+
+        // (c) A filter check whose answer is not lost reports it exactly.
+        let passed = t
+            .check_and_mutate(
+                CheckAndMutate::on_row("g")
+                    .if_filter(Filter::Value(
+                        CompareOp::Equal,
+                        Comparator::Binary("closed".into()),
+                    ))
+                    .then_put(Put::new("g").add("cf", "owner", "you")),
+            )
+            .await
+            .unwrap();
+        assert!(!passed, "no cell of g is \"closed\"");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A call its caller gave up on is never sent later.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_call_is_never_sent_later() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.rpc_timeout(Duration::from_secs(60))
+                .operation_timeout(Duration::from_secs(90))
+        })
+        .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "abandoned").await;
+        ctl.record(|r| r.method == "Mutate");
+
+        // The proxy stops reading: the client's socket buffers fill with 24 MiB of puts, and
+        // its writer can no longer write.
+        ctl.freeze_existing();
+        let big = Bytes::from(vec![b'x'; 1 << 20]);
+        let mut puts = Vec::new();
+        for i in 0..24 {
+            let (t, big) = (t.clone(), big.clone());
+            puts.push(tokio::spawn(async move {
+                t.put(Put::new(format!("big{i:02}")).add("cf", "q", big))
+                    .await
+            }));
+        }
+        while client.stats().total(|s| s.bytes_sent) < 24 << 20 {
+            tokio::task::yield_now().await;
+        }
+        // The caller gives up on a put queued behind them (its future is dropped).
+        let abandoned = tokio::time::timeout(
+            Duration::from_millis(300),
+            t.put(Put::new("abandoned").add("cf", "q", "must never arrive")),
+        )
+        .await;
+        assert!(abandoned.is_err(), "the put could not have been sent yet");
+        ctl.thaw();
+        for p in puts {
+            p.await.unwrap().unwrap();
+        }
+        // A later call on the same connection: everything written before it has reached the
+        // proxy once it is answered.
+        t.get(Get::new("big00")).await.unwrap().unwrap();
+        let sent: Vec<String> = ctl
+            .recorded()
+            .iter()
+            .filter_map(|r| {
+                let m = nested(&r.param, 2).first().copied()?;
+                nested(m, 1)
+                    .first()
+                    .map(|row| String::from_utf8_lossy(row).into_owned())
+            })
+            .collect();
+        eprintln!(
+            "requests that reached the server after the freeze: {}",
+            sent.len()
+        );
+        assert!(
+            !sent.iter().any(|r| r == "abandoned"),
+            "the abandoned put was sent"
+        );
+        assert!(t.get(Get::new("abandoned")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. A timeout is not a dead server.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_timeout_keeps_the_connection_and_the_servers_other_regions() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let name = hbase_it::unique_table("timeout_keeps");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let t = client.table(&name.to_string()).unwrap();
+        // Both regions on one server (where the balancer leaves them).
+        let admin = client.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let server = server_of(&client, &name, "a").await;
+        let other = admin.region_for_row(&name, b"z").await.unwrap();
+        admin
+            .move_region(&other.region, Some(&server))
+            .await
+            .unwrap();
+        for row in ["a", "z"] {
+            t.put(Put::new(row).add("cf", "q", row)).await.unwrap();
+        }
+        let ctl = proxy.control(&server.address());
+        let (accepted, before) = (ctl.accepted(), client.stats());
+
+        ctl.drop_responses(1, |r| r.method == "Get");
+        t.get(Get::new("a")).await.unwrap().unwrap();
+        t.get(Get::new("z")).await.unwrap().unwrap();
+        let after = client.stats();
+        let lookups = after.meta_lookups - before.meta_lookups;
+        eprintln!(
+            "one Get timed out: {} new connections, {lookups} meta lookups",
+            ctl.accepted() - accepted
+        );
+        assert_eq!(ctl.dropped(), 1);
+        assert_eq!(ctl.accepted(), accepted, "the connection was replaced");
+        assert!(
+            lookups <= 1,
+            "{lookups} meta lookups: the server's other region was dropped"
+        );
+        balancer.release().await;
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_flight_cap_belongs_to_the_server() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let cap = 4;
+        // A long read timeout: the slow server is not taken for a dead one, so this is about
+        // calls that timed out, not about a replaced connection.
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.rpc_timeout(Duration::from_secs(1))
+                .read_timeout(Duration::from_secs(30))
+                .operation_timeout(Duration::from_secs(60))
+                .max_in_flight_per_server(cap)
+        })
+        .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "cap").await;
+        let server = ctl.upstream().to_string();
+        let accepted = ctl.accepted();
+
+        // The server turns slow: the first calls time out in the client while they still run.
+        ctl.set_request_delay(Duration::from_secs(4));
+        ctl.reset_max_outstanding();
+        let before = client.stats();
+        let gets: Vec<_> = (0..16)
+            .map(|i| {
+                let t = t.clone();
+                tokio::spawn(async move { t.get(Get::new(format!("g{i}"))).await })
+            })
+            .collect();
+        // Once the first calls have timed out, the server is fast again.
+        while client.stats().server(&server).map_or(0, |s| s.errors)
+            < before.server(&server).map_or(0, |s| s.errors) + cap as u64
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        ctl.set_request_delay(Duration::ZERO);
+        for g in gets {
+            g.await.unwrap().unwrap();
+        }
+        eprintln!(
+            "cap {cap}: at most {} calls outstanding at the server, {} connections accepted",
+            ctl.max_outstanding(),
+            ctl.accepted()
+        );
+        assert!(
+            ctl.max_outstanding() <= cap as u64,
+            "{} calls outstanding at the server with a cap of {cap}",
+            ctl.max_outstanding()
+        );
+        assert_eq!(ctl.accepted(), accepted, "timeouts replaced the connection");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Connecting: bounded by the deadline, one attempt for all waiters.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(3))
+                .rpc_timeout(Duration::from_secs(2))
+                .connect_timeout(Duration::from_secs(5))
+                .failed_server_expiry(Duration::from_secs(60))
+        })
+        .await;
+        let name = hbase_it::unique_table("black_hole");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let admin = client.admin();
+        // The table's region on a server that does not hold meta.
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let meta = admin.meta_server().await.unwrap();
+        let victim: ServerName = admin
+            .region_servers()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|s| s.address() != meta.address())
+            .expect("a server without meta");
+        let region = admin.list_regions(&name).await.unwrap().remove(0).region;
+        admin.move_region(&region, Some(&victim)).await.unwrap();
+        let t = client.table(&name.to_string()).unwrap();
+        t.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
+        let ctl = proxy.control(&victim.address());
+        let at_victim = |c: &Client| c.stats().server(&victim.address()).cloned().unwrap_or_default();
+        let before = at_victim(&client);
+
+        // The host goes silent: open connections reset, new ones never complete a handshake.
+        ctl.set_black_hole(true);
+        ctl.reset_existing();
+        let gets: Vec<_> = (0..500)
+            .map(|i| {
+                let t = t.clone();
+                tokio::spawn(async move { t.get(Get::new(format!("r{i}"))).await })
+            })
+            .collect();
+        let mut kinds = std::collections::BTreeMap::new();
+        for g in gets {
+            let err = g.await.unwrap().expect_err("nothing can answer");
+            *kinds.entry(format!("{:?}", err.kind())).or_insert(0) += 1;
+        }
+        let during = at_victim(&client);
+        eprintln!(
+            "500 gets against a black hole: {kinds:?}, {} connect attempts",
+            during.connects - before.connects
+        );
+        assert_eq!(kinds.get("Timeout"), Some(&500), "{kinds:?}");
+        assert_eq!(during.connects - before.connects, 1, "one connect attempt serves all waiters");
+
+        // The attempt fails (no handshake within the connect timeout); the server is then
+        // remembered as failed, and callers fail at once, without connecting, and look the
+        // region up again.
+        while at_victim(&client).failed_connects == before.failed_connects {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let failed = at_victim(&client);
+        let lookups = client.stats().meta_lookups;
+        let once = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .retries(0)
+            .build();
+        let mut fast = std::collections::BTreeMap::new();
+        for i in 0..100 {
+            let err = once.get(Get::new(format!("f{i}"))).await.unwrap_err();
+            let last = match &err {
+                hbase_client::Error::RetriesExhausted { last, .. } => last.as_ref(),
+                e => e,
+            };
+            let key = format!("{:?}/{}", err.kind(), matches!(last, hbase_client::Error::RecentlyFailed { .. }));
+            *fast.entry(key).or_insert(0) += 1;
+        }
+        let after = at_victim(&client);
+        eprintln!(
+            "100 gets within the failed-server expiry: {fast:?} (kind/failed-recently), {} connect attempts, {} meta lookups",
+            after.connects - failed.connects,
+            client.stats().meta_lookups - lookups
+        );
+        assert_eq!(fast.get("Retryable/true"), Some(&100), "{fast:?}");
+        assert_eq!(after.connects, failed.connects, "a failed server was connected to again");
+        assert!(client.stats().meta_lookups > lookups, "the region was not looked up again");
+        ctl.clear();
+        balancer.release().await;
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_builder_sets_timeouts_and_priority() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "builder").await;
+        let fast = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .rpc_timeout(Duration::from_millis(700))
+            .operation_timeout(Duration::from_secs(2))
+            .priority(7)
+            .build();
+        ctl.record(|r| r.method == "Get");
+        fast.get(Get::new("warm")).await.unwrap().unwrap();
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        let sent = ctl.recorded();
+        let headers: Vec<(u32, u32)> = sent.iter().map(|r| (r.priority, r.timeout_ms)).collect();
+        eprintln!(
+            "(priority, timeout ms) sent by the built table, then the default one: {headers:?}"
+        );
+        assert_eq!(headers, vec![(7, 700), (0, 60_000)]);
+        // Its operation timeout bounds its retries: with answers slower than its RPC timeout
+        // it gives up, while the default table waits them out.
+        ctl.set_delay(Duration::from_millis(1200));
+        let err = fast.get(Get::new("warm")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A policy that retries twice with a short pause and counts how often it is asked.
+#[derive(Debug)]
+struct TwoRetries(Arc<std::sync::atomic::AtomicU32>);
+
+impl hbase_client::RetryPolicy for TwoRetries {
+    fn next_pause(&self, attempt: u32, _error: &hbase_client::Error) -> Option<Duration> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        (attempt <= 2).then_some(Duration::from_millis(10))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_policy_is_pluggable() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let asked = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let policy = TwoRetries(asked.clone());
+        let client = hbase_it::proxied_client(&proxy, |b| b.retry_policy(policy)).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "policy").await;
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.RegionTooBusyException",
+            false,
+            10,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        eprintln!("custom policy: {err}");
+        assert!(
+            matches!(
+                err,
+                hbase_client::Error::RetriesExhausted { attempts: 3, .. }
+            ),
+            "{err}"
+        );
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
+        // A do-not-retry error never reaches the policy.
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.DoNotRetryIOException",
+            false,
+            1,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DoNotRetry);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
+        ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. One exception table: the server's do-not-retry verdicts hold.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_level_do_not_retry_fails_at_once() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client =
+            hbase_it::proxied_client(&proxy, |b| b.operation_timeout(Duration::from_secs(30)))
+                .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "conn_dnr").await;
+        let calls = |c: &Client| c.stats().total(|s| s.calls);
+        let before = calls(&client);
+        ctl.inject_connection_error(
+            "org.apache.hadoop.hbase.ipc.UnsupportedCompressionCodecException",
+            true,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        eprintln!("connection-level do-not-retry: {err}");
+        assert_eq!(err.kind(), ErrorKind::DoNotRetry, "{err}");
+        assert_eq!(
+            err.remote()
+                .map(|r| r.short_class_name().to_string())
+                .as_deref(),
+            Some("UnsupportedCompressionCodecException")
+        );
+        assert_eq!(calls(&client) - before, 1, "it was retried");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_action_do_not_retry_in_a_multi_fails_at_once() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client =
+            hbase_it::proxied_client(&proxy, |b| b.operation_timeout(Duration::from_secs(30)))
+                .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "action_dnr").await;
+        let multis = |c: &Client| c.stats().total(|s| s.multi_calls);
+        let before = multis(&client);
+        // A space quota violation: DoNotRetryIOException's subclass, which a per-action
+        // exception names but cannot flag.
+        ctl.inject_action_exception("org.apache.hadoop.hbase.quotas.SpaceLimitingException", 1);
+        let out = t
+            .batch(&[
+                Action::Put(Put::new("p1").add("cf", "q", "v")),
+                Action::Put(Put::new("p2").add("cf", "q", "v")),
+            ])
+            .await;
+        for r in &out {
+            let e = r.as_ref().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::DoNotRetry, "{e}");
+            assert_eq!(
+                e.remote().unwrap().short_class_name(),
+                "SpaceLimitingException"
+            );
+        }
+        assert_eq!(multis(&client) - before, 1, "it was retried");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_state_is_read_once_per_operation() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(30))
+                .pause(Duration::from_millis(20))
+        })
+        .await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "table_state").await;
+        let master = client.admin().master().await.unwrap();
+        let master_ctl = proxy.control(&master.address());
+        master_ctl.record(|r| r.method == "GetTableState");
+        // The region stays unavailable for five attempts; the table is enabled throughout.
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            false,
+            5,
+        );
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        let checks = master_ctl.recorded().len();
+        eprintln!("a get through 5 NotServingRegion answers asked the master {checks} times");
+        assert_eq!(ctl.injected(), 5);
+        assert_eq!(
+            checks, 1,
+            "table state read {checks} times in one operation"
+        );
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Meta lookups: concurrent, coalesced by key; impossible keys refused before sending.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meta_lookups_run_concurrently_and_coalesce() {
+    bounded(90, async {
+        let setup = hbase_it::client().await;
+        let name = hbase_it::unique_table("meta_lookups");
+        let splits: Vec<String> = (1..8).map(|i| format!("r{i}")).collect();
+        let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
+        hbase_it::create_table(&setup, &name, &splits).await;
+
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b.meta_prefetch(1)).await;
+        let meta_server = setup.admin().meta_server().await.unwrap();
+        let meta = proxy.control(&meta_server.address());
+        // Every meta answer takes a while, so lookups that can overlap do.
+        meta.set_request_delay(Duration::from_millis(300));
+        meta.count_outstanding(|r| r.method == "Scan");
+        meta.reset_max_outstanding();
+        let t = client.table(&name.to_string()).unwrap();
+        let before = client.stats();
+        let mut gets = Vec::new();
+        for i in 0..8 {
+            // Seven rows in seven regions, and eight gets of one row of the eighth.
+            let row = if i < 7 { format!("r{i}-x") } else { "r7-same".to_string() };
+            for row in [row, "r7-same".to_string()] {
+                let t = t.clone();
+                gets.push(tokio::spawn(async move { t.get(Get::new(row)).await }));
+            }
+        }
+        for g in gets {
+            g.await.unwrap().unwrap();
+        }
+        let lookups = client.stats().meta_lookups - before.meta_lookups;
+        eprintln!(
+            "16 cold gets over 8 regions (9 of one row): {lookups} meta lookups, at most {} meta scans at once",
+            meta.max_outstanding()
+        );
+        assert!(meta.max_outstanding() >= 2, "meta scans ran one at a time");
+        assert_eq!(
+            lookups, 8,
+            "one lookup per region: the same row's lookups coalesce"
+        );
+        meta.clear();
+        hbase_it::drop_table(&setup, &name).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_whose_meta_key_is_too_long_is_refused_before_sending() {
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table("long_meta_key");
+    hbase_it::create_table(&client, &name, &[]).await;
+    let t = client.table(&name.to_string()).unwrap();
+    let calls = |c: &Client| c.stats().total(|s| s.calls);
+    let before = calls(&client);
+    // 32767 bytes is a legal row key, but `table,row,99999999999999` is then too long to
+    // search meta with (HBase's row limit is 32767 bytes).
+    let row = Bytes::from(vec![b'k'; 32767]);
+    let err = t.get(Get::new(row)).await.unwrap_err();
+    eprintln!("row with an oversized meta key: {err}");
+    assert_eq!(err.kind(), ErrorKind::DoNotRetry, "{err}");
+    assert!(err.to_string().contains("meta"), "{err}");
+    assert_eq!(calls(&client), before, "something was sent");
+    hbase_it::drop_table(&client, &name).await;
+}
