@@ -12,7 +12,9 @@
 //! [`TABLE_PREFIX`], and leave the balancer switch as they found it.
 
 pub mod browser;
+pub mod processes;
 pub mod proxy;
+pub mod relay;
 pub mod secure;
 pub mod ycsb_java;
 
@@ -20,8 +22,8 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hbase_client::{
-    AddressMap, Admin, Client, ClientConfig, ClientConfigBuilder, ColumnFamily, TableDescriptor,
-    TableName,
+    AddressMap, Admin, Client, ClientConfig, ClientConfigBuilder, ColumnFamily, StatsSnapshot,
+    TableDescriptor, TableName,
 };
 
 /// Every table, namespace and snapshot the tests create starts with this.
@@ -333,6 +335,42 @@ pub async fn drop_table(client: &Client, name: &TableName) {
     let admin = client.admin();
     admin.disable_table(name).await.expect("disable");
     admin.delete_table(name).await.expect("delete");
+}
+
+/// The client's counters as one line: totals (relocations, reconnects, retries), retries by
+/// cause, then errors, retries and relocations per server.
+pub fn stats_line(s: &StatsSnapshot) -> String {
+    let mut line = format!(
+        "calls {}, Multi calls {}, errors {}, retries {}, relocations {}, connects {}, reconnects {}, failed connects {}, read timeouts {}, meta lookups {}, meta cache misses {}",
+        s.total(|x| x.calls),
+        s.total(|x| x.multi_calls),
+        s.total(|x| x.errors),
+        s.total(|x| x.retries),
+        s.total(|x| x.relocations),
+        s.total(|x| x.connects),
+        s.reconnects(),
+        s.total(|x| x.failed_connects),
+        s.total(|x| x.read_timeouts),
+        s.meta_lookups,
+        s.meta_cache_misses,
+    );
+    if !s.retries_by_cause.is_empty() {
+        let causes: Vec<String> = s
+            .retries_by_cause
+            .iter()
+            .map(|(cause, n)| format!("{cause} {n}"))
+            .collect();
+        line.push_str(&format!("; retries by cause: {}", causes.join(", ")));
+    }
+    for srv in &s.servers {
+        if srv.retries > 0 || srv.relocations > 0 || srv.errors > 0 {
+            line.push_str(&format!(
+                "; {}: {} errors, {} retries, {} relocations, {} connects",
+                srv.server, srv.errors, srv.retries, srv.relocations, srv.connects
+            ));
+        }
+    }
+    line
 }
 
 /// Runs a whole scenario within `secs`; a hang fails the test instead of blocking CI. (A

@@ -354,6 +354,7 @@ impl<'a> Operation<'a> {
         };
         if let (Some(c), true) = (&counters, verdict.retry != Retry::No) {
             ServerCounters::add(&c.retries, 1);
+            rt.stats().retried(e);
         }
         let region_cache = rt.locator.cache();
         match (cache, place) {

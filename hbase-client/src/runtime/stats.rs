@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use crate::error::Error;
+
 /// Live counters of one server (`host:port`).
 #[derive(Debug, Default)]
 pub(crate) struct ServerCounters {
@@ -33,9 +35,46 @@ pub(crate) struct Stats {
     pub(crate) meta_cache_hits: AtomicU64,
     pub(crate) meta_cache_misses: AtomicU64,
     pub(crate) meta_lookups: AtomicU64,
+    /// Retried failures by cause (see [`retry_cause`]).
+    retry_causes: Mutex<BTreeMap<String, u64>>,
+}
+
+/// The cause a retried failure is counted under: the exception class a server raised, or
+/// what failed in the client (connect, connection, timeout, ZooKeeper, ...).
+pub(crate) fn retry_cause(e: &Error) -> String {
+    match e {
+        Error::Remote { exception, .. } => exception.short_class_name().to_string(),
+        Error::RetriesExhausted { last, .. } | Error::OutcomeUnknown { last, .. } => {
+            retry_cause(last)
+        }
+        Error::MutationsFailed { failures, .. } => failures
+            .first()
+            .map_or_else(|| "mutations failed".to_string(), |f| retry_cause(&f.error)),
+        Error::Connect { .. } => "connect failed".to_string(),
+        Error::RecentlyFailed { .. } => "server failed recently".to_string(),
+        Error::Connection { .. } => "connection failed".to_string(),
+        Error::ConnectionClosed { .. } => "connection closed".to_string(),
+        Error::Timeout { .. } => "timeout".to_string(),
+        Error::ZooKeeper { .. } => "ZooKeeper".to_string(),
+        Error::RegionOffline { .. } => "region offline".to_string(),
+        Error::TableNotFound(_) => "table not found".to_string(),
+        Error::TableDisabled(_) => "table disabled".to_string(),
+        Error::Protocol(_) => "protocol error".to_string(),
+        Error::InvalidInput(_) => "invalid input".to_string(),
+        Error::ProcedureFailed { .. } => "procedure failed".to_string(),
+        Error::MutatorClosed { .. } => "mutator closed".to_string(),
+        Error::Authentication { .. } => "authentication".to_string(),
+        Error::Tls { .. } => "TLS".to_string(),
+    }
 }
 
 impl Stats {
+    /// Counts one retried failure under its cause.
+    pub(crate) fn retried(&self, e: &Error) {
+        let mut causes = self.retry_causes.lock().unwrap_or_else(|e| e.into_inner());
+        *causes.entry(retry_cause(e)).or_default() += 1;
+    }
+
     /// The counters of `server` (`host:port`, as advertised, before address mapping).
     pub(crate) fn server(&self, server: &str) -> Arc<ServerCounters> {
         let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
@@ -68,6 +107,11 @@ impl Stats {
             meta_cache_hits: self.meta_cache_hits.load(Relaxed),
             meta_cache_misses: self.meta_cache_misses.load(Relaxed),
             meta_lookups: self.meta_lookups.load(Relaxed),
+            retries_by_cause: self
+                .retry_causes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
         }
     }
 }
@@ -115,6 +159,11 @@ pub struct StatsSnapshot {
     pub meta_cache_misses: u64,
     /// Scans of `hbase:meta` run to fill the cache.
     pub meta_lookups: u64,
+    /// Retried failures (the per-server `retries`, summed) by cause: the short class name of
+    /// the exception a server raised (`NotServingRegionException`, `RegionMovedException`,
+    /// ...), or what failed in the client (`connect failed`, `server failed recently`,
+    /// `connection failed`, `connection closed`, `timeout`, `region offline`, `ZooKeeper`, ...).
+    pub retries_by_cause: BTreeMap<String, u64>,
 }
 
 impl StatsSnapshot {
@@ -123,8 +172,73 @@ impl StatsSnapshot {
         self.servers.iter().find(|s| s.server == server)
     }
 
+    /// Connections made again to a server after its first (summed over servers): each
+    /// follows a connection lost to a crash, a timeout or an idle close.
+    pub fn reconnects(&self) -> u64 {
+        self.servers
+            .iter()
+            .map(|s| s.connects.saturating_sub(1))
+            .sum()
+    }
+
     /// Sum of a counter over all servers.
     pub fn total(&self, counter: impl Fn(&ServerStats) -> u64) -> u64 {
         self.servers.iter().map(counter).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::RemoteException;
+
+    #[test]
+    fn retries_are_counted_by_cause() {
+        let stats = Stats::default();
+        let nsre = Error::Remote {
+            server: "h:1".into(),
+            exception: RemoteException::from_name_and_message(
+                "org.apache.hadoop.hbase.NotServingRegionException".into(),
+                "region r is not online".into(),
+            ),
+        };
+        stats.retried(&nsre);
+        stats.retried(&Error::RetriesExhausted {
+            attempts: 3,
+            last: Box::new(nsre.duplicate()),
+        });
+        stats.retried(&Error::ConnectionClosed {
+            addr: "h:1".into(),
+            reason: "eof".into(),
+        });
+        let snap = stats.snapshot();
+        let causes: Vec<(&str, u64)> = snap
+            .retries_by_cause
+            .iter()
+            .map(|(c, n)| (c.as_str(), *n))
+            .collect();
+        assert_eq!(
+            causes,
+            [("NotServingRegionException", 2), ("connection closed", 1)]
+        );
+    }
+
+    #[test]
+    fn reconnects_count_connections_after_the_first() {
+        let snap = StatsSnapshot {
+            servers: vec![
+                ServerStats {
+                    connects: 3,
+                    ..ServerStats::default()
+                },
+                ServerStats {
+                    connects: 1,
+                    ..ServerStats::default()
+                },
+                ServerStats::default(),
+            ],
+            ..StatsSnapshot::default()
+        };
+        assert_eq!(snap.reconnects(), 2);
     }
 }
