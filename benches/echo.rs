@@ -17,7 +17,8 @@ fn env_or(name: &str, default: usize) -> usize {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--bench" || a == "--list") && std::env::var("ECHO_OPS").is_err()
+    if std::env::args().any(|a| a == "--bench" || a == "--list")
+        && std::env::var("ECHO_OPS").is_err()
     {
         println!("echo: run benches/latency/run for the loopback floor");
         return;
@@ -51,7 +52,8 @@ fn main() {
     drop(c);
     server.join().unwrap();
     samples.sort_unstable();
-    let at = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)] as f64 / 1e3;
+    let at =
+        |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)] as f64 / 1e3;
     let mean = samples.iter().sum::<u64>() as f64 / samples.len() as f64 / 1e3;
     println!(
         "echo request={req} reply={rep} ops={ops} mean_us={mean:.1} p50_us={:.1} p99_us={:.1}",

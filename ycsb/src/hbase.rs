@@ -534,4 +534,3 @@ impl Db for HbaseDb {
         matches!(self.shared.buffering, Buffering::Shared(_))
     }
 }
-

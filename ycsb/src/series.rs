@@ -69,7 +69,7 @@ fn shard() -> usize {
 pub struct HdrSeries {
     /// The current interval's start (its lock also orders interval takes).
     interval_start: Mutex<Instant>,
-    shards: [Mutex<Histogram<u64>>; SHARDS],
+    shards: Box<[Mutex<Histogram<u64>>; SHARDS]>,
     total: Mutex<Option<Histogram<u64>>>,
     log: Option<Mutex<Vec<LoggedInterval>>>,
     base: Instant,
@@ -79,7 +79,7 @@ impl HdrSeries {
     fn new(log: bool, base: Instant) -> HdrSeries {
         HdrSeries {
             interval_start: Mutex::new(Instant::now()),
-            shards: std::array::from_fn(|_| Mutex::new(new_histogram())),
+            shards: Box::new(std::array::from_fn(|_| Mutex::new(new_histogram()))),
             total: Mutex::new(None),
             log: log.then(|| Mutex::new(Vec::new())),
             base,

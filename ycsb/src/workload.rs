@@ -499,7 +499,14 @@ impl CoreWorkload {
         }
     }
 
-    fn measure(&self, h: &OpHandle, status: Status, intended: Instant, start: Instant, end: Instant) {
+    fn measure(
+        &self,
+        h: &OpHandle,
+        status: Status,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+    ) {
         let us = end.duration_since(start).as_micros() as i64;
         let intended_us = end.duration_since(intended).as_micros() as i64;
         let m = &self.measurements;
