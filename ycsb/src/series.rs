@@ -99,7 +99,7 @@ impl HdrSeries {
         let (h, started) = {
             let mut start = self.interval_start.lock().unwrap();
             let mut h = new_histogram();
-            for shard in &self.shards {
+            for shard in self.shards.iter() {
                 let part = std::mem::replace(&mut *shard.lock().unwrap(), new_histogram());
                 h.add(&part).expect("auto-resizing histogram");
             }
