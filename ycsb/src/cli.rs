@@ -24,7 +24,7 @@ Examples:
   ycsb shell --zk zk1:2181
 
 Useful properties: table (usertable), columnfamily (family), recordcount, operationcount,
-clientbuffering (true), writebuffersize (12582912, per thread), writebufferlimit (268435456,
+clientbuffering (true), writebuffersize (12582912, per thread), writebufferlimit (8388608,
 all threads together), sharedwritebuffer (false), durability, exporter, exportfile,
 measurementtype (hdrhistogram|histogram|hdrhistogram+histogram|hdrhistogram+raw|timeseries|raw),
 measurement.interval (op|intended|both), hdrhistogram.percentiles (95,99), status.interval (10),

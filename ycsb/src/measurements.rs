@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Instant, SystemTime};
 
 use hdrhistogram::Histogram;
@@ -265,6 +265,33 @@ impl Registry {
     }
 }
 
+/// The series of one operation name, resolved once per run instead of once per operation (a
+/// hashed name, a lock and an `Arc` clone each time). Resolved lazily, on the first record, so a
+/// series still exists only once something was recorded under it, and in the same order, as
+/// with [`Measurements::measure`].
+#[derive(Debug)]
+pub struct OpHandle {
+    name: &'static str,
+    op: OnceLock<Arc<Series>>,
+    intended: OnceLock<Arc<Series>>,
+}
+
+impl OpHandle {
+    /// A handle for `name` (`READ`, `UPDATE`, …).
+    pub const fn new(name: &'static str) -> OpHandle {
+        OpHandle {
+            name,
+            op: OnceLock::new(),
+            intended: OnceLock::new(),
+        }
+    }
+
+    /// The operation's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
 /// All measurements of one run (YCSB's `Measurements`).
 #[derive(Debug)]
 pub struct Measurements {
@@ -379,6 +406,37 @@ impl Measurements {
             return;
         }
         self.status_series(op).report_status(status, 1);
+    }
+
+    fn op_series_of<'a>(&self, h: &'a OpHandle) -> &'a Arc<Series> {
+        h.op.get_or_init(|| self.op_series(h.name))
+    }
+
+    fn intended_series_of<'a>(&self, h: &'a OpHandle) -> &'a Arc<Series> {
+        h.intended.get_or_init(|| self.intended_series(h.name))
+    }
+
+    /// [`measure`](Measurements::measure), [`measure_intended`](Measurements::measure_intended)
+    /// and [`report_status`](Measurements::report_status) of one successful or failed operation
+    /// through its handle: the same records, in the same order, without the name lookups. A
+    /// handle belongs to one `Measurements`.
+    pub fn record_op(&self, h: &OpHandle, status: Status, us: i64, intended_us: i64) {
+        if !self.is_recording() {
+            return;
+        }
+        let intended_mode = self.config.interval;
+        if intended_mode != IntervalMode::Intended {
+            self.op_series_of(h).measure(clamp_us(us));
+        }
+        if intended_mode != IntervalMode::Op {
+            self.intended_series_of(h).measure(clamp_us(intended_us));
+        }
+        let codes = if intended_mode == IntervalMode::Intended {
+            self.intended_series_of(h)
+        } else {
+            self.op_series_of(h)
+        };
+        codes.report_status(status, 1);
     }
 
     /// Moves `n` returns of `op` from `from` to `to` (a buffered write that failed later).

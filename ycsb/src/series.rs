@@ -49,11 +49,27 @@ pub struct LoggedInterval {
     pub histogram: Histogram<u64>,
 }
 
+/// Interval histograms per series: each recording thread writes to its own (threads take
+/// shards in turn), so the client threads' tasks on different tokio workers never contend for
+/// one lock; a status line or the report adds the shards up.
+const SHARDS: usize = 8;
+
+fn shard() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
+}
+
 /// `OneMeasurementHdrHistogram`: the histogram of the current interval (taken by each status
 /// line), the total, and optionally every interval for the HdrHistogram log.
 #[derive(Debug)]
 pub struct HdrSeries {
-    interval: Mutex<(Histogram<u64>, Instant)>,
+    /// The current interval's start (its lock also orders interval takes).
+    interval_start: Mutex<Instant>,
+    shards: Box<[Mutex<Histogram<u64>>; SHARDS]>,
     total: Mutex<Option<Histogram<u64>>>,
     log: Option<Mutex<Vec<LoggedInterval>>>,
     base: Instant,
@@ -62,7 +78,8 @@ pub struct HdrSeries {
 impl HdrSeries {
     fn new(log: bool, base: Instant) -> HdrSeries {
         HdrSeries {
-            interval: Mutex::new((new_histogram(), Instant::now())),
+            interval_start: Mutex::new(Instant::now()),
+            shards: Box::new(std::array::from_fn(|_| Mutex::new(new_histogram()))),
             total: Mutex::new(None),
             log: log.then(|| Mutex::new(Vec::new())),
             base,
@@ -71,19 +88,22 @@ impl HdrSeries {
 
     fn record(&self, us: i32) {
         let v = us.max(0) as u64;
-        let mut g = self.interval.lock().unwrap();
-        if g.0.record(v).is_err() {
-            g.0.saturating_record(v);
+        let mut g = self.shards[shard()].lock().unwrap();
+        if g.record(v).is_err() {
+            g.saturating_record(v);
         }
     }
 
     /// Takes the interval histogram, adds it to the total and starts a new interval.
     fn take_interval(&self) -> Histogram<u64> {
         let (h, started) = {
-            let mut g = self.interval.lock().unwrap();
-            let h = std::mem::replace(&mut g.0, new_histogram());
-            let started = std::mem::replace(&mut g.1, Instant::now());
-            (h, started)
+            let mut start = self.interval_start.lock().unwrap();
+            let mut h = new_histogram();
+            for shard in self.shards.iter() {
+                let part = std::mem::replace(&mut *shard.lock().unwrap(), new_histogram());
+                h.add(&part).expect("auto-resizing histogram");
+            }
+            (h, std::mem::replace(&mut *start, Instant::now()))
         };
         {
             let mut total = self.total.lock().unwrap();

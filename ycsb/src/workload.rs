@@ -13,7 +13,7 @@ use crate::generator::{
     ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian, ZIPFIAN_CONSTANT,
 };
 use crate::java::JavaRandom;
-use crate::measurements::Measurements;
+use crate::measurements::{Measurements, OpHandle};
 use crate::props::Properties;
 use crate::util::{fnvhash64, java_string_hash};
 use crate::Error;
@@ -105,6 +105,26 @@ pub struct TaskState {
     pub intended_start: Option<Instant>,
 }
 
+/// The series handles of the operations a workload times.
+#[derive(Debug)]
+struct OpHandles {
+    read: OpHandle,
+    update: OpHandle,
+    insert: OpHandle,
+    scan: OpHandle,
+}
+
+impl Default for OpHandles {
+    fn default() -> OpHandles {
+        OpHandles {
+            read: OpHandle::new("READ"),
+            update: OpHandle::new("UPDATE"),
+            insert: OpHandle::new("INSERT"),
+            scan: OpHandle::new("SCAN"),
+        }
+    }
+}
+
 /// The workload, shared by every task.
 pub struct CoreWorkload {
     /// Table name.
@@ -134,6 +154,8 @@ pub struct CoreWorkload {
     /// `insertcount`.
     pub insert_count: i64,
     measurements: Arc<Measurements>,
+    /// The measurement series of each operation, resolved once.
+    handles: OpHandles,
     report_latency_for_each_error: bool,
     latency_tracked_errors: Vec<String>,
     stop: AtomicBool,
@@ -361,6 +383,7 @@ impl CoreWorkload {
             insert_start,
             insert_count,
             measurements,
+            handles: OpHandles::default(),
             report_latency_for_each_error: p.bool_or("reportlatencyforeacherror", false),
             latency_tracked_errors: tracked,
             stop: AtomicBool::new(false),
@@ -476,10 +499,23 @@ impl CoreWorkload {
         }
     }
 
-    fn measure(&self, op: &str, status: Status, intended: Instant, start: Instant, end: Instant) {
-        let name = if status.is_ok() {
-            op.to_string()
-        } else if self.report_latency_for_each_error
+    fn measure(
+        &self,
+        h: &OpHandle,
+        status: Status,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+    ) {
+        let us = end.duration_since(start).as_micros() as i64;
+        let intended_us = end.duration_since(intended).as_micros() as i64;
+        let m = &self.measurements;
+        if status.is_ok() {
+            // The common case: the series resolved once, not looked up by name.
+            return m.record_op(h, status, us, intended_us);
+        }
+        let op = h.name();
+        let name = if self.report_latency_for_each_error
             || self
                 .latency_tracked_errors
                 .iter()
@@ -489,9 +525,8 @@ impl CoreWorkload {
         } else {
             format!("{op}-FAILED")
         };
-        let m = &self.measurements;
-        m.measure(&name, end.duration_since(start).as_micros() as i64);
-        m.measure_intended(&name, end.duration_since(intended).as_micros() as i64);
+        m.measure(&name, us);
+        m.measure_intended(&name, intended_us);
         m.report_status(op, status);
     }
 
@@ -506,7 +541,7 @@ impl CoreWorkload {
         let start = Instant::now();
         let s = db.read(&self.table, key, fields, out).await;
         self.measure(
-            "READ",
+            &self.handles.read,
             s,
             st.intended_start.unwrap_or(start),
             start,
@@ -519,7 +554,7 @@ impl CoreWorkload {
         let start = Instant::now();
         let s = db.update(&self.table, key, values).await;
         self.measure(
-            "UPDATE",
+            &self.handles.update,
             s,
             st.intended_start.unwrap_or(start),
             start,
@@ -532,7 +567,7 @@ impl CoreWorkload {
         let start = Instant::now();
         let s = db.insert(&self.table, key, values).await;
         self.measure(
-            "INSERT",
+            &self.handles.insert,
             s,
             st.intended_start.unwrap_or(start),
             start,
@@ -654,7 +689,7 @@ impl CoreWorkload {
             .scan(&self.table, &key, len, fields.as_deref(), &mut out)
             .await;
         self.measure(
-            "SCAN",
+            &self.handles.scan,
             s,
             st.intended_start.unwrap_or(start),
             start,

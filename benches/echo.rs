@@ -1,0 +1,63 @@
+//! The floor for client-added latency (`benches/latency/run`): the round trip of a trivial
+//! TCP echo over loopback on this machine, blocking sockets on two threads, no framing, no
+//! allocation. The request is `ECHO_REQUEST` bytes (default 100, about a get's request) and the
+//! reply `ECHO_REPLY` bytes (default 1,200, about a 10 × 100 B row's response). Prints the
+//! round-trip percentiles in microseconds after `ECHO_WARMUP` round trips (default 2,000)
+//! over `ECHO_OPS` (default 20,000).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Instant;
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--bench" || a == "--list")
+        && std::env::var("ECHO_OPS").is_err()
+    {
+        println!("echo: run benches/latency/run for the loopback floor");
+        return;
+    }
+    let (req, rep) = (env_or("ECHO_REQUEST", 100), env_or("ECHO_REPLY", 1200));
+    let (warmup, ops) = (env_or("ECHO_WARMUP", 2_000), env_or("ECHO_OPS", 20_000));
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.set_nodelay(true).unwrap();
+        let (mut inb, out) = (vec![0u8; req], vec![b'r'; rep]);
+        while s.read_exact(&mut inb).is_ok() {
+            if s.write_all(&out).is_err() {
+                break;
+            }
+        }
+    });
+    let mut c = TcpStream::connect(addr).expect("connect");
+    c.set_nodelay(true).unwrap();
+    let (out, mut inb) = (vec![b'q'; req], vec![0u8; rep]);
+    let mut samples = Vec::with_capacity(ops);
+    for i in 0..warmup + ops {
+        let t = Instant::now();
+        c.write_all(&out).unwrap();
+        c.read_exact(&mut inb).unwrap();
+        if i >= warmup {
+            samples.push(t.elapsed().as_nanos() as u64);
+        }
+    }
+    drop(c);
+    server.join().unwrap();
+    samples.sort_unstable();
+    let at =
+        |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)] as f64 / 1e3;
+    let mean = samples.iter().sum::<u64>() as f64 / samples.len() as f64 / 1e3;
+    println!(
+        "echo request={req} reply={rep} ops={ops} mean_us={mean:.1} p50_us={:.1} p99_us={:.1}",
+        at(0.50),
+        at(0.99)
+    );
+}
