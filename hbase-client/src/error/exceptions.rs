@@ -113,7 +113,7 @@ pub(crate) fn verdict(e: &Error) -> Verdict {
         Error::Timeout { .. } => Verdict::new(Timeout, DropRegion, Normal, Retry::Yes),
         // A corrupt frame closes its connection; the region is where it was.
         Error::Protocol(_) => BUSY,
-        Error::ZooKeeper { .. } => BUSY,
+        Error::ZooKeeper { .. } | Error::Bootstrap { .. } => BUSY,
         Error::RegionOffline { .. } => MOVED,
         Error::TableNotFound(_) => NOT_FOUND,
         Error::TableDisabled(_) | Error::InvalidInput(_) | Error::ProcedureFailed { .. } => NEVER,

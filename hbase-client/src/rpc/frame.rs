@@ -26,6 +26,9 @@ pub enum Service {
     Admin,
     /// The master.
     Master,
+    /// Cluster metadata for the RPC connection registry (masters, and region servers of
+    /// HBase 2.5+).
+    ClientMeta,
 }
 
 impl Service {
@@ -35,6 +38,7 @@ impl Service {
             Service::Client => "ClientService",
             Service::Admin => "AdminService",
             Service::Master => "MasterService",
+            Service::ClientMeta => "ClientMetaService",
         }
     }
 }
