@@ -254,10 +254,11 @@ mod tests {
     use super::*;
 
     fn location(replica: Option<i32>, server: Option<&str>) -> hbase_proto::RegionLocation {
-        let mut region = hbase_proto::RegionInfo::default();
-        region.replica_id = replica;
         hbase_proto::RegionLocation {
-            region_info: region,
+            region_info: hbase_proto::RegionInfo {
+                replica_id: replica,
+                ..Default::default()
+            },
             server_name: server.map(|h| hbase_proto::ServerName {
                 host_name: h.into(),
                 port: Some(16020),
