@@ -506,7 +506,7 @@ async fn ycsb_buffered_load_and_run() {
 }
 
 /// The address map is what reaches the servers: mapping every server to a name that does not
-/// resolve makes data calls fail (ZooKeeper, given directly, still answers), and with
+/// resolve makes data calls fail (the registry, given directly, still answers), and with
 /// `HBASE_ADDRESS_MAP` set for servers that register names this machine cannot resolve (the
 /// docker case), a client without the map fails the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -530,7 +530,7 @@ async fn address_map_is_what_reaches_the_servers() {
             .collect::<Vec<_>>()
             .join(",");
         let unreachable = |map: Option<&str>| {
-            let mut builder = ClientConfig::builder(hbase_it::zk())
+            let mut builder = hbase_it::registry_builder()
                 .connect_timeout(Duration::from_secs(2))
                 .rpc_timeout(Duration::from_secs(2))
                 .operation_timeout(Duration::from_secs(4))
@@ -542,7 +542,7 @@ async fn address_map_is_what_reaches_the_servers() {
             builder.build().unwrap()
         };
         let fails = |config: ClientConfig| async {
-            let c = Client::connect(config).await.expect("ZooKeeper answers");
+            let c = Client::connect(config).await.expect("the registry answers");
             let e = c
                 .table(&name.to_string())
                 .unwrap()

@@ -185,6 +185,17 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// No bootstrap server of the RPC connection registry answered (each refused the
+    /// connection, timed out, or did not know); `message` says what each did.
+    #[error("no bootstrap server answered {what} ({}): {message}", servers.join(","))]
+    Bootstrap {
+        /// The servers asked, `host:port`, in the order tried.
+        servers: Vec<String>,
+        /// The question (`GetMetaRegionLocations`, `GetActiveMaster`, `GetClusterId`).
+        what: String,
+        /// Each server's failure.
+        message: String,
+    },
     /// Bytes from the network did not follow HBase's protocol.
     #[error("protocol error: {0}")]
     Protocol(String),
@@ -316,6 +327,15 @@ impl Error {
             },
             Error::ZooKeeper { quorum, message } => Error::ZooKeeper {
                 quorum: quorum.clone(),
+                message: message.clone(),
+            },
+            Error::Bootstrap {
+                servers,
+                what,
+                message,
+            } => Error::Bootstrap {
+                servers: servers.clone(),
+                what: what.clone(),
                 message: message.clone(),
             },
             Error::Protocol(m) => Error::Protocol(m.clone()),

@@ -52,7 +52,7 @@ pub use ops::{
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use rpc::CellBlockCompression;
 pub use runtime::config::{
-    AddressMapper, ClientConfig, ClientConfigBuilder, DEFAULT_SCANNER_CACHING,
+    AddressMapper, ClientConfig, ClientConfigBuilder, Registry, DEFAULT_SCANNER_CACHING,
     DEFAULT_SCANNER_MAX_RESULT_SIZE, DEFAULT_WRITE_BUFFER_LIMIT, DEFAULT_WRITE_BUFFER_SIZE,
 };
 pub use runtime::retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};

@@ -24,8 +24,8 @@
 //! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
 //! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
 //! | `hbase.client.rpc.compressor` | [`ClientConfigBuilder::cellblock_compression`] (`SnappyCodec`) |
-//! | `hbase.client.registry.impl` | ZooKeeper registry only, for now: the RPC registry is an error |
-//! | `hbase.client.bootstrap.servers`, `hbase.masters` | [`ClientConfigBuilder::bootstrap_servers`] |
+//! | `hbase.client.registry.impl` | [`ClientConfigBuilder::registry`]: `…ZKConnectionRegistry` (default) → [`Registry::ZooKeeper`]; `…RpcConnectionRegistry` or `…MasterRegistry` → [`Registry::Rpc`] |
+//! | `hbase.client.bootstrap.servers` (else `hbase.masters`) | [`ClientConfigBuilder::bootstrap_servers`]: the RPC registry's servers, `host:port,…` |
 //! | `hbase.security.authentication` | `kerberos`: [`ClientConfigBuilder::kerberos`] (`simple`, the default: none) |
 //! | `hbase.client.keytab.file`, `hbase.client.keytab.principal` | with Kerberos: [`Kerberos::from_keytab`]; without them the ticket cache ([`Kerberos::from_ticket_cache`]) |
 //! | `hbase.rpc.protection` | with Kerberos: [`Kerberos::protections`] (`authentication`, `integrity`, `privacy`, a list) |
@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::rpc::CellBlockCompression;
-use crate::runtime::config::{ClientConfig, ClientConfigBuilder};
+use crate::runtime::config::{ClientConfig, ClientConfigBuilder, Registry};
 use crate::security::{Kerberos, Protection, Tls};
 
 /// The properties this client reads; every other property is ignored.
@@ -79,12 +79,6 @@ pub const HONOURED_PROPERTIES: [&str; 31] = [
     "hbase.rpc.tls.keystore.location",
     "hbase.rpc.tls.truststore.type",
     "hbase.rpc.tls.keystore.type",
-];
-
-/// The ZooKeeper registry classes `hbase.client.registry.impl` may name.
-const ZK_REGISTRIES: [&str; 2] = [
-    "org.apache.hadoop.hbase.client.ZKConnectionRegistry",
-    "org.apache.hadoop.hbase.client.ZooKeeperConnectionRegistry",
 ];
 
 /// Hadoop-style configuration properties, as read from `hbase-site.xml`. Later values of a
@@ -387,7 +381,9 @@ impl HbaseSite {
         }
         let servers = self
             .get("hbase.client.bootstrap.servers")
-            .or_else(|| self.get("hbase.masters"));
+            .or_else(|| self.get("hbase.masters"))
+            .filter(|list| !list.trim().is_empty());
+        let servers_given = servers.clone();
         if let Some(list) = servers {
             let mut parsed = Vec::new();
             for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -414,11 +410,23 @@ impl HbaseSite {
         }
         if let Some(registry) = self.get("hbase.client.registry.impl") {
             let registry = registry.trim();
-            if !registry.is_empty() && !ZK_REGISTRIES.contains(&registry) {
+            // Java names a class; its simple name is enough here.
+            let kind = match registry.rsplit('.').next().unwrap_or("") {
+                "" => Registry::ZooKeeper,
+                "ZKConnectionRegistry" | "ZooKeeperConnectionRegistry" => Registry::ZooKeeper,
+                "RpcConnectionRegistry" | "MasterRegistry" => Registry::Rpc,
+                _ => {
+                    return Err(invalid(format!(
+                        "hbase.client.registry.impl={registry} is not a registry this client has (org.apache.hadoop.hbase.client.ZKConnectionRegistry, RpcConnectionRegistry or MasterRegistry)"
+                    )))
+                }
+            };
+            if kind == Registry::Rpc && servers_given.is_none() {
                 return Err(invalid(format!(
-                    "hbase.client.registry.impl={registry}: this client bootstraps through ZooKeeper only; the RPC connection registry (hbase.client.bootstrap.servers) is not implemented yet"
+                    "hbase.client.registry.impl={registry} needs hbase.client.bootstrap.servers (or hbase.masters): host:port,host:port"
                 )));
             }
+            b = b.registry(kind);
         }
         Ok(b)
     }
@@ -755,22 +763,52 @@ mod tests {
     }
 
     #[test]
-    fn the_rpc_registry_is_a_clear_error() {
+    fn the_registry_is_chosen_by_its_class() {
+        let rpc = config(&[
+            (
+                "hbase.client.registry.impl",
+                "org.apache.hadoop.hbase.client.RpcConnectionRegistry",
+            ),
+            ("hbase.client.bootstrap.servers", "rs1:16020, rs2:16020"),
+            ("hbase.masters", "m1:16000"),
+        ])
+        .unwrap();
+        assert_eq!(rpc.registry(), Registry::Rpc);
+        assert_eq!(rpc.bootstrap_servers(), ["rs1:16020", "rs2:16020"]);
+        let masters = config(&[
+            (
+                "hbase.client.registry.impl",
+                "org.apache.hadoop.hbase.client.MasterRegistry",
+            ),
+            ("hbase.masters", "m1:16000,m2:16000"),
+        ])
+        .unwrap();
+        assert_eq!(masters.registry(), Registry::Rpc);
+        assert_eq!(masters.bootstrap_servers(), ["m1:16000", "m2:16000"]);
+        let zk = config(&[(
+            "hbase.client.registry.impl",
+            "org.apache.hadoop.hbase.client.ZKConnectionRegistry",
+        )])
+        .unwrap();
+        assert_eq!(zk.registry(), Registry::ZooKeeper);
+        // Bootstrap servers alone keep the ZooKeeper registry (HBase 2.x's default).
+        let default = config(&[("hbase.client.bootstrap.servers", "rs1:16020")]).unwrap();
+        assert_eq!(default.registry(), Registry::ZooKeeper);
+
         let m = err(&[(
             "hbase.client.registry.impl",
             "org.apache.hadoop.hbase.client.RpcConnectionRegistry",
         )]);
         assert!(
-            m.contains("hbase.client.registry.impl") && m.contains("not implemented"),
+            m.contains("hbase.client.registry.impl")
+                && m.contains("hbase.client.bootstrap.servers"),
             "{m}"
         );
-        config(&[(
-            "hbase.client.registry.impl",
-            "org.apache.hadoop.hbase.client.ZKConnectionRegistry",
-        )])
-        .unwrap();
-        // Bootstrap servers alone keep the ZooKeeper registry (HBase 2.x's default).
-        config(&[("hbase.client.bootstrap.servers", "rs1:16020")]).unwrap();
+        let m = err(&[("hbase.client.registry.impl", "com.example.MyRegistry")]);
+        assert!(
+            m.contains("hbase.client.registry.impl=com.example.MyRegistry"),
+            "{m}"
+        );
     }
 
     #[test]

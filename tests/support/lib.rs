@@ -6,6 +6,10 @@
 //!   cannot reach (HBase in docker): `host[:port]=host[:port],…`, see
 //!   [`hbase_client::AddressMap`]. Every client the tests build (ours, `ycsb`, `pe`, and the Java
 //!   programs through a JVM hosts file) follows it;
+//! - `HBASE_BOOTSTRAP_SERVERS`: when set (`host:port,…`), every client the tests build
+//!   bootstraps through the RPC connection registry on these servers instead of ZooKeeper
+//!   (`scripts/version-matrix` runs the compatibility suite so, with `HBASE_ZK` pointing at a
+//!   closed port, on HBase 2.5+);
 //! - `HBASE_TEST_REGION_SERVERS`: how many live region servers the cluster has (default 3).
 //!
 //! The tests create and drop only tables (and a namespace, and snapshots) whose names start with
@@ -22,8 +26,8 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hbase_client::{
-    AddressMap, Admin, Client, ClientConfig, ClientConfigBuilder, ColumnFamily, StatsSnapshot,
-    TableDescriptor, TableName,
+    AddressMap, Admin, Client, ClientConfig, ClientConfigBuilder, ColumnFamily, Registry,
+    StatsSnapshot, TableDescriptor, TableName,
 };
 
 /// Every table, namespace and snapshot the tests create starts with this.
@@ -109,9 +113,33 @@ pub fn map_address(addr: &str) -> String {
     address_map().map(addr)
 }
 
-/// A config builder for the test cluster: its ZooKeeper, and the address map if one is set.
-pub fn config_builder() -> ClientConfigBuilder {
+/// The servers of `HBASE_BOOTSTRAP_SERVERS` (empty when unset: bootstrap through ZooKeeper).
+pub fn bootstrap_servers() -> Vec<String> {
+    std::env::var("HBASE_BOOTSTRAP_SERVERS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// A config builder naming the test cluster, without the address map: its ZooKeeper, or the
+/// RPC connection registry on `HBASE_BOOTSTRAP_SERVERS`.
+pub fn registry_builder() -> ClientConfigBuilder {
+    let servers = bootstrap_servers();
     let builder = ClientConfig::builder(zk());
+    if servers.is_empty() {
+        builder
+    } else {
+        builder.registry(Registry::Rpc).bootstrap_servers(servers)
+    }
+}
+
+/// A config builder for the test cluster: its registry ([`registry_builder`]), and the address
+/// map if one is set.
+pub fn config_builder() -> ClientConfigBuilder {
+    let builder = registry_builder();
     let map = address_map();
     if map.is_empty() {
         builder
@@ -120,13 +148,23 @@ pub fn config_builder() -> ClientConfigBuilder {
     }
 }
 
-/// `ycsb`'s options naming the test cluster: `--zk …`, and the address map if one is set.
+/// `ycsb`'s options naming the test cluster: `--zk …` (or the RPC registry's properties when
+/// `HBASE_BOOTSTRAP_SERVERS` is set), and the address map if one is set.
 pub fn ycsb_cluster_args() -> String {
-    let map = address_map();
-    if map.is_empty() {
+    let servers = bootstrap_servers();
+    let registry = if servers.is_empty() {
         format!("--zk {}", zk())
     } else {
-        format!("--zk {} -p hbase.client.address.map={map}", zk())
+        format!(
+            "-p hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry -p hbase.client.bootstrap.servers={}",
+            servers.join(",")
+        )
+    };
+    let map = address_map();
+    if map.is_empty() {
+        registry
+    } else {
+        format!("{registry} -p hbase.client.address.map={map}")
     }
 }
 
@@ -207,7 +245,10 @@ pub async fn client() -> Client {
     Client::connect(config).await.unwrap_or_else(|e| {
         panic!(
             "cannot reach HBase at {} (run `scripts/hbase-local start`): {e}",
-            zk()
+            config_builder()
+                .build()
+                .expect("config")
+                .registry_description()
         )
     })
 }

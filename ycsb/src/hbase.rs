@@ -121,12 +121,10 @@ pub fn client_config(p: &Properties, conf_dirs: &[String]) -> Result<ClientConfi
 /// Connects to the cluster named by the properties.
 pub async fn connect(p: &Properties, conf_dirs: &[String]) -> Result<Client, Error> {
     let config = client_config(p, conf_dirs)?;
-    let quorum = config.zk_quorum().to_string();
-    Client::connect(config).await.map_err(|e| {
-        Error::Connect(format!(
-            "cannot reach HBase through ZooKeeper {quorum}: {e}"
-        ))
-    })
+    let registry = config.registry_description();
+    Client::connect(config)
+        .await
+        .map_err(|e| Error::Connect(format!("cannot reach HBase through {registry}: {e}")))
 }
 
 /// `columnfamily`, or [`DEFAULT_COLUMN_FAMILY`].

@@ -55,21 +55,27 @@ impl Admin {
             })
     }
 
-    /// The live region servers (the children of ZooKeeper's `/hbase/rs`), sorted by address.
+    /// The live region servers, sorted by address: the children of ZooKeeper's `/hbase/rs`, or
+    /// on the RPC connection registry the master's live servers.
     pub async fn region_servers(&self) -> Result<Vec<ServerName>> {
-        self.rt.zk.region_servers().await
+        self.rt.region_servers().await
     }
 
-    /// The region server hosting `hbase:meta`, as ZooKeeper's `meta-region-server` names it
-    /// (read anew on every call).
+    /// The region server hosting `hbase:meta`, as the registry names it (ZooKeeper's
+    /// `meta-region-server`, or a bootstrap server's answer), asked anew on every call.
     pub async fn meta_server(&self) -> Result<ServerName> {
-        self.rt.zk.meta_server().await
+        self.rt.registry.meta_server().await
     }
 
-    /// The active master, as ZooKeeper's `/hbase/master` names it (read anew on every call, so
-    /// a master failover is followed).
+    /// The active master, as the registry names it (ZooKeeper's `/hbase/master`, or a
+    /// bootstrap server's answer), asked anew on every call, so a master failover is followed.
     pub async fn master(&self) -> Result<ServerName> {
-        self.rt.zk.master().await
+        self.rt.registry.master().await
+    }
+
+    /// The cluster id (the UUID in HBase's `hbase.id`), from the registry.
+    pub async fn cluster_id(&self) -> Result<String> {
+        self.rt.registry.cluster_id().await
     }
 
     /// Splits `region` at `split_key` and waits until both daughters are open and listed in

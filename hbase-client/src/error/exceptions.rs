@@ -115,7 +115,7 @@ pub(crate) fn verdict(e: &Error) -> Verdict {
         Error::Timeout { .. } => Verdict::new(Timeout, DropRegion, Normal, Retry::Yes),
         // A corrupt frame closes its connection; the region is where it was.
         Error::Protocol(_) => BUSY,
-        Error::ZooKeeper { .. } => BUSY,
+        Error::ZooKeeper { .. } | Error::Bootstrap { .. } => BUSY,
         Error::RegionOffline { .. } => MOVED,
         Error::TableNotFound(_) => NOT_FOUND,
         Error::Authentication { .. } | Error::Tls { .. } => REFUSED,

@@ -52,6 +52,9 @@ pub enum Service {
     Admin,
     /// The master.
     Master,
+    /// Cluster metadata for the RPC connection registry (masters, and region servers of
+    /// HBase 2.5+).
+    ClientMeta,
 }
 
 impl Service {
@@ -61,6 +64,7 @@ impl Service {
             Service::Client => "ClientService",
             Service::Admin => "AdminService",
             Service::Master => "MasterService",
+            Service::ClientMeta => "ClientMetaService",
         }
     }
 }

@@ -181,7 +181,10 @@ impl Security {
         };
         let settings = auth.settings();
         let pattern = match service {
-            Service::Master => &settings.master_principal,
+            // A bootstrap server of the RPC registry may be a master or a region server; the
+            // master's principal is used for both (clusters usually share one pattern). Not
+            // yet tested on a secured cluster.
+            Service::Master | Service::ClientMeta => &settings.master_principal,
             Service::Client | Service::Admin => &settings.regionserver_principal,
         };
         let target = crate::security::server_principal(pattern, host);

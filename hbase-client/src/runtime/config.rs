@@ -15,6 +15,21 @@ use crate::security::{Kerberos, Tls};
 /// for tests that route traffic through a proxy.
 pub type AddressMapper = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
+/// How a client finds the cluster: its id, active master and `hbase:meta`
+/// (`hbase.client.registry.impl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Registry {
+    /// HBase's znodes, through a ZooKeeper session on [`ClientConfig::zk_quorum`]
+    /// (`ZKConnectionRegistry`, HBase 2.x's default).
+    #[default]
+    ZooKeeper,
+    /// `ClientMetaService` on the [`bootstrap servers`](ClientConfig::bootstrap_servers):
+    /// masters (HBase 2.3+) or region servers (2.5+); no ZooKeeper session at all
+    /// (`RpcConnectionRegistry`, HBase 3.0's default; `MasterRegistry` on masters).
+    Rpc,
+}
+
 /// Everything that tunes a [`Client`](crate::Client). Cheap to clone.
 #[derive(Clone)]
 pub struct ClientConfig {
@@ -47,6 +62,7 @@ pub struct ClientConfig {
     pub(crate) bootstrap_servers: Vec<String>,
     pub(crate) kerberos: Option<Kerberos>,
     pub(crate) tls: Option<Tls>,
+    pub(crate) registry: Registry,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -87,6 +103,7 @@ impl fmt::Debug for ClientConfig {
             .field("bootstrap_servers", &self.bootstrap_servers)
             .field("kerberos", &self.kerberos)
             .field("tls", &self.tls)
+            .field("registry", &self.registry)
             .finish()
     }
 }
@@ -126,7 +143,40 @@ impl ClientConfig {
                 bootstrap_servers: Vec::new(),
                 kerberos: None,
                 tls: None,
+                registry: Registry::ZooKeeper,
             },
+        }
+    }
+
+    /// A builder for a cluster reached through the RPC connection registry: no ZooKeeper,
+    /// the cluster's masters or (HBase 2.5+) region servers as `host:port`, tried in turn.
+    ///
+    /// ```
+    /// # fn demo() -> hbase_client::Result<()> {
+    /// use hbase_client::{ClientConfig, Registry};
+    /// let config = ClientConfig::bootstrap_builder(["rs1:16020", "rs2:16020"]).build()?;
+    /// assert_eq!(config.registry(), Registry::Rpc);
+    /// # Ok(()) }
+    /// ```
+    pub fn bootstrap_builder<S: Into<String>>(
+        servers: impl IntoIterator<Item = S>,
+    ) -> ClientConfigBuilder {
+        ClientConfig::builder("")
+            .registry(Registry::Rpc)
+            .bootstrap_servers(servers.into_iter().map(Into::into).collect())
+    }
+
+    /// How this client finds the cluster.
+    pub fn registry(&self) -> Registry {
+        self.registry
+    }
+
+    /// Where the registry asks, for messages: `ZooKeeper zk1:2181` or
+    /// `bootstrap servers m1:16000,m2:16000`.
+    pub fn registry_description(&self) -> String {
+        match self.registry {
+            Registry::ZooKeeper => format!("ZooKeeper {}", self.zk_quorum),
+            Registry::Rpc => format!("bootstrap servers {}", self.bootstrap_servers.join(",")),
         }
     }
 
@@ -213,7 +263,8 @@ impl ClientConfig {
         self.compression
     }
 
-    /// `hbase.client.bootstrap.servers` (or `hbase.masters`), for the RPC connection registry.
+    /// `hbase.client.bootstrap.servers` (or `hbase.masters`): the servers the RPC connection
+    /// registry asks.
     pub fn bootstrap_servers(&self) -> &[String] {
         &self.bootstrap_servers
     }
@@ -452,7 +503,8 @@ impl ClientConfigBuilder {
         self
     }
 
-    /// Servers (`host:port`) of the RPC connection registry (`hbase.client.bootstrap.servers`).
+    /// Servers (`host:port`) of the RPC connection registry (`hbase.client.bootstrap.servers`),
+    /// tried in this order. Used only with [`Registry::Rpc`].
     pub fn bootstrap_servers(mut self, servers: Vec<String>) -> Self {
         self.config.bootstrap_servers = servers;
         self
@@ -471,6 +523,12 @@ impl ClientConfigBuilder {
         self
     }
 
+    /// How the client finds the cluster. Default [`Registry::ZooKeeper`].
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.config.registry = registry;
+        self
+    }
+
     /// Rewrites every server address before connecting. See [`AddressMapper`].
     pub fn address_mapper(mut self, map: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
         self.config.address_mapper = Some(Arc::new(map));
@@ -480,8 +538,27 @@ impl ClientConfigBuilder {
     /// Checks the settings and returns the config.
     pub fn build(self) -> Result<ClientConfig> {
         let c = &self.config;
-        if c.zk_quorum.trim().is_empty() {
-            return Err(Error::InvalidInput("ZooKeeper quorum is empty".into()));
+        match c.registry {
+            Registry::ZooKeeper if c.zk_quorum.trim().is_empty() => {
+                return Err(Error::InvalidInput("ZooKeeper quorum is empty".into()));
+            }
+            Registry::Rpc if c.bootstrap_servers.is_empty() => {
+                return Err(Error::InvalidInput(
+                    "the RPC connection registry needs bootstrap servers (hbase.client.bootstrap.servers or hbase.masters)".into(),
+                ));
+            }
+            _ => {}
+        }
+        for s in &c.bootstrap_servers {
+            let ok = s
+                .trim()
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0));
+            if !ok {
+                return Err(Error::InvalidInput(format!(
+                    "bootstrap server {s:?} is not host:port"
+                )));
+            }
         }
         for zero in [
             ("connect_timeout", c.connect_timeout),

@@ -1,5 +1,5 @@
 //! Finding the region (and server) of a row: the cache first, then a reversed scan of
-//! `hbase:meta`, whose location comes from ZooKeeper.
+//! `hbase:meta`, whose location comes from the connection registry.
 //!
 //! A lookup is one meta call, never retried here: it runs inside an operation's attempt, and
 //! the operation's retrying caller decides what a failure means. Lookups for the same search
@@ -25,7 +25,7 @@ use crate::rpc::frame::{RequestMeta, Service};
 use crate::runtime::config::ClientConfig;
 use crate::runtime::pool::ConnectionPool;
 use crate::runtime::region_cache::RegionCache;
-use crate::runtime::zk::ZkRegistry;
+use crate::runtime::registry::ConnectionRegistry;
 
 /// Priority of calls to `hbase:meta`, so they jump user calls in the server's queues.
 pub(crate) const META_PRIORITY: u32 = 200;
@@ -108,7 +108,7 @@ type Lookups = HashMap<(TableName, Vec<u8>), watch::Receiver<Lookup>>;
 
 struct Inner {
     config: Arc<ClientConfig>,
-    zk: Arc<ZkRegistry>,
+    registry: Arc<dyn ConnectionRegistry>,
     pool: Arc<ConnectionPool>,
     cache: RegionCache,
     meta_server: Mutex<Option<ServerName>>,
@@ -126,13 +126,13 @@ pub(crate) struct MetaLocator {
 impl MetaLocator {
     pub(crate) fn new(
         config: Arc<ClientConfig>,
-        zk: Arc<ZkRegistry>,
+        registry: Arc<dyn ConnectionRegistry>,
         pool: Arc<ConnectionPool>,
     ) -> Self {
         MetaLocator {
             inner: Arc::new(Inner {
                 config,
-                zk,
+                registry,
                 pool,
                 cache: RegionCache::default(),
                 meta_server: Mutex::new(None),
@@ -327,13 +327,13 @@ impl Inner {
         {
             return Ok(s);
         }
-        let s = self.zk.meta_server().await?;
+        let s = self.registry.meta_server().await?;
         *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.clone());
         Ok(s)
     }
 
     /// After a failed meta call: forgets meta's location if the exception table says the
-    /// server's locations are stale, so the next lookup reads it from ZooKeeper again.
+    /// server's locations are stale, so the next lookup asks the registry again.
     fn note_meta_failure(&self, e: &Error) {
         if exceptions::verdict(e).cache != CacheAction::Keep {
             *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = None;

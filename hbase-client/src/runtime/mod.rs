@@ -1,5 +1,5 @@
-//! The shared runtime below the operations: configuration, ZooKeeper bootstrap, the region
-//! cache and meta lookup, the connection pool, statistics, the retry policy and the one
+//! The shared runtime below the operations: configuration, the connection registry (ZooKeeper
+//! or RPC bootstrap), the region cache and meta lookup, the connection pool, statistics, the retry policy and the one
 //! retrying caller. Operations (`table`, `multi`, `scanner`, `mutator`, `admin`) import from
 //! here; nothing here imports an operation.
 
@@ -8,7 +8,9 @@ pub(crate) mod config;
 pub(crate) mod locator;
 pub(crate) mod pool;
 pub(crate) mod region_cache;
+pub(crate) mod registry;
 pub(crate) mod retry;
+pub(crate) mod rpc_registry;
 pub(crate) mod stats;
 pub(crate) mod zk;
 
@@ -22,13 +24,14 @@ use caller::{CallOptions, Idempotency, Operation, Target};
 use config::ClientConfig;
 use locator::MetaLocator;
 use pool::ConnectionPool;
+use registry::ConnectionRegistry;
 use stats::Stats;
-use zk::ZkRegistry;
 
 /// Everything one client's operations share. Cheap to reach through an `Arc`.
 pub(crate) struct Runtime {
     pub(crate) config: Arc<ClientConfig>,
-    pub(crate) zk: Arc<ZkRegistry>,
+    /// ZooKeeper or the RPC connection registry, as configured.
+    pub(crate) registry: Arc<dyn ConnectionRegistry>,
     pub(crate) pool: Arc<ConnectionPool>,
     pub(crate) locator: MetaLocator,
     /// Timeouts, priority and retry policy of operations that set none of their own.
@@ -37,28 +40,29 @@ pub(crate) struct Runtime {
     /// recognise a retried increment, append or check-and-mutate (as the Java client's
     /// per-client random group does).
     pub(crate) nonce_group: u64,
-    /// The active master, as ZooKeeper last said.
+    /// The active master, as the registry last said.
     master: Mutex<Option<ServerName>>,
 }
 
 impl Runtime {
-    /// Logs in to Kerberos and reads the TLS files (when configured), then opens the
-    /// ZooKeeper session and reads where `hbase:meta` is.
+    /// Logs in to Kerberos and reads the TLS files (when configured), then opens the registry
+    /// (a ZooKeeper session, or nothing until the first call to a bootstrap server) and asks
+    /// it where `hbase:meta` is.
     pub(crate) async fn start(config: ClientConfig) -> Result<Arc<Runtime>> {
         let config = Arc::new(config);
         let security = Security::new(config.kerberos.as_ref(), config.tls.as_ref()).await?;
-        let zk = Arc::new(ZkRegistry::new(&config));
-        zk.meta_server().await?;
         let pool = Arc::new(ConnectionPool::new(
             config.clone(),
             Arc::new(Stats::default()),
             Arc::new(security),
         ));
-        let locator = MetaLocator::new(config.clone(), zk.clone(), pool.clone());
+        let registry = registry::open(&config, &pool);
+        registry.meta_server().await?;
+        let locator = MetaLocator::new(config.clone(), registry.clone(), pool.clone());
         Ok(Arc::new(Runtime {
             defaults: CallOptions::from_config(&config),
             config,
-            zk,
+            registry,
             pool,
             locator,
             nonce_group: new_nonce(),
@@ -70,23 +74,52 @@ impl Runtime {
         self.pool.stats()
     }
 
-    /// The active master: cached, else read from ZooKeeper.
+    /// The active master: cached, else asked of the registry.
     pub(crate) async fn master(&self) -> Result<ServerName> {
         if let Some(m) = self.lock_master().clone() {
             return Ok(m);
         }
-        let m = self.zk.master().await?;
+        let m = self.registry.master().await?;
         *self.lock_master() = Some(m.clone());
         Ok(m)
     }
 
-    /// Forgets the master's location (it failed or moved): the next call reads ZooKeeper.
+    /// Forgets the master's location (it failed or moved): the next call asks the registry.
     pub(crate) fn forget_master(&self) {
         *self.lock_master() = None;
     }
 
     fn lock_master(&self) -> std::sync::MutexGuard<'_, Option<ServerName>> {
         self.master.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The live region servers: from the registry when it knows them (ZooKeeper's `/hbase/rs`),
+    /// else the master's cluster status (its live servers), sorted by address.
+    pub(crate) async fn region_servers(&self) -> Result<Vec<ServerName>> {
+        if let Some(listed) = self.registry.region_servers() {
+            return listed.await;
+        }
+        let op = Operation::new(self, &self.defaults, Idempotency::Read);
+        let req = hbase_proto::GetClusterStatusRequest {
+            options: vec![hbase_proto::ClusterStatusOption::LiveServers as i32],
+        };
+        let status = op
+            .retry(|| async {
+                let ep = op.resolve(Target::Master).await?;
+                let resp: hbase_proto::GetClusterStatusResponse = op
+                    .call(&ep, "GetClusterStatus", &req, None)
+                    .await?
+                    .decode()?;
+                Ok(resp.cluster_status)
+            })
+            .await?;
+        let mut servers: Vec<ServerName> = status
+            .live_servers
+            .iter()
+            .map(|l| ServerName::from_proto(&l.server))
+            .collect();
+        servers.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
+        Ok(servers)
     }
 
     /// True when the master says `table` is disabled; false when it is enabled or the master

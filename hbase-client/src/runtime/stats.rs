@@ -65,6 +65,7 @@ pub(crate) fn retry_cause(e: &Error) -> String {
         Error::MutatorClosed { .. } => "mutator closed".to_string(),
         Error::Authentication { .. } => "authentication".to_string(),
         Error::Tls { .. } => "TLS".to_string(),
+        Error::Bootstrap { .. } => "bootstrap".to_string(),
     }
 }
 

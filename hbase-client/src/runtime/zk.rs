@@ -1,4 +1,5 @@
-//! ZooKeeper bootstrap: where `hbase:meta` and the active master are.
+//! The ZooKeeper registry: where `hbase:meta` and the active master are, the cluster id and
+//! the live region servers, read from HBase's znodes under `zookeeper.znode.parent`.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::region::ServerName;
 use crate::runtime::config::ClientConfig;
+use crate::runtime::registry::{Answer, ConnectionRegistry};
 use crate::znode;
 
 /// A ZooKeeper session used only to read HBase's bootstrap znodes.
@@ -118,6 +120,33 @@ impl ZkRegistry {
         let master = hbase_proto::Master::decode(payload)
             .map_err(|e| Error::Protocol(format!("master znode: {e}")))?;
         Ok(ServerName::from_proto(&master.master))
+    }
+
+    /// The cluster id: the `hbaseid` znode.
+    pub(crate) async fn cluster_id(&self) -> Result<String> {
+        let data = self.read("hbaseid").await?;
+        let payload = znode::protobuf_payload(&data)?;
+        let id = hbase_proto::ClusterId::decode(payload)
+            .map_err(|e| Error::Protocol(format!("hbaseid znode: {e}")))?;
+        Ok(id.cluster_id)
+    }
+}
+
+impl ConnectionRegistry for ZkRegistry {
+    fn meta_server(&self) -> Answer<'_, ServerName> {
+        Box::pin(ZkRegistry::meta_server(self))
+    }
+
+    fn master(&self) -> Answer<'_, ServerName> {
+        Box::pin(ZkRegistry::master(self))
+    }
+
+    fn cluster_id(&self) -> Answer<'_, String> {
+        Box::pin(ZkRegistry::cluster_id(self))
+    }
+
+    fn region_servers(&self) -> Option<Answer<'_, Vec<ServerName>>> {
+        Some(Box::pin(ZkRegistry::region_servers(self)))
     }
 }
 
