@@ -264,6 +264,18 @@ procs_start_rs() {
   procs_launch "rs$n" "$PROCS_RS_HEAP" org.apache.hadoop.hbase.regionserver.HRegionServer "${args[@]}" start
 }
 
+# zk_query, tried up to 5 times a second apart: one missed answer under load must not fail a
+# command that acts on the answer.
+procs_zk_query_patiently() {
+  local i out
+  for (( i = 0; i < 5; i++ )); do
+    # captured first: a query that fails midway has printed part of its answer
+    if out=$(zk_query "$ZK_PORT" 2>/dev/null); then printf '%s\n' "$out"; return 0; fi
+    sleep 1
+  done
+  return 1
+}
+
 procs_zk_answers() { zk_query "$ZK_PORT" >/dev/null 2>&1 || return 1; }
 procs_zk_up() { procs_assert_alive zk || return 2; procs_zk_answers; }
 
@@ -367,7 +379,11 @@ cmd_procs_start() {
 
 procs_master_registered() {
   procs_assert_alive "master$1" || return 2
-  zk_query "$ZK_PORT" 2>/dev/null | grep -q "^master [^,]*,$(procs_master_port "$1"),"
+  # A failed query is "not yet" (1), whatever its exit code: under load ZooKeeper can miss one
+  # answer, and procs_wait reads 2 or more as "never".
+  local out
+  out=$(zk_query "$ZK_PORT" 2>/dev/null) || return 1
+  grep -q "^master [^,]*,$(procs_master_port "$1")," <<<"$out"
 }
 
 procs_kill_all() {
@@ -527,7 +543,7 @@ procs_rs_new_registration() {
 cmd_procs_kill_meta() {
   procs_require_running; lock
   local meta role
-  meta=$(zk_query "$ZK_PORT" 2>/dev/null | grep '^meta ' | cut -d' ' -f2) || true
+  meta=$(procs_zk_query_patiently | grep '^meta ' | cut -d' ' -f2) || true
   [[ -n "$meta" ]] || die "hbase:meta is not assigned (or ZooKeeper does not answer)"
   role=$(procs_role_of "$meta")
   [[ "$role" == rs* ]] || die "hbase:meta is on $meta, which is no region server of this cluster"
@@ -539,7 +555,7 @@ cmd_procs_kill_master() {
   procs_require_running; lock
   local n=${1:-active} master
   if [[ "$n" == active ]]; then
-    master=$(zk_query "$ZK_PORT" 2>/dev/null | grep '^master ' | cut -d' ' -f2) || true
+    master=$(procs_zk_query_patiently | grep '^master ' | cut -d' ' -f2) || true
     [[ -n "$master" ]] || die "no active master registered (or ZooKeeper does not answer)"
     n=$(procs_role_of "$master"); n=${n#master}
     [[ "$n" =~ ^[12]$ ]] || die "the active master $master is not one of this cluster's"
