@@ -58,6 +58,10 @@ pub(crate) fn result_from_proto(
             "negative associated cell count {associated}"
         )));
     }
+    // The usual shape is all cells in the block: take them as one list, not into a second.
+    if r.cell.is_empty() {
+        return Ok(RowResult::from_cells(block.take(associated as usize)?));
+    }
     let mut cells: Vec<Cell> = r.cell.into_iter().map(cell_from_proto).collect();
     cells.extend(block.take(associated as usize)?);
     Ok(RowResult::from_cells(cells))
