@@ -1,5 +1,6 @@
 //! The options of Java's `Scan` and `Get` against a real HBase: batch, partial results of a
-//! 100 MB row, raw scans, read type and consistency on the wire, scan metrics.
+//! 100 MB row, raw scans, read type and consistency on the wire, scan metrics; and a batch of
+//! gets whose results exceed what a server returns in one response.
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -417,5 +418,62 @@ async fn partial_scan_reopened_mid_row_returns_each_cell_once() {
         );
         assert_eq!(&got.last().unwrap().row[..], b"tail");
     }
+    hbase_it::drop_table(&client, &name).await;
+}
+
+/// A batch of 120 gets of 1 MiB rows from one server: its results exceed the server's
+/// response limit (`hbase.server.scanner.max.result.size`, 100 MiB by default), so it answers
+/// the rest with `MultiActionResultTooLarge`; only those are retried, and every result comes
+/// back at its own position.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gets_past_the_response_limit_are_retried_in_order() {
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table("multi_too_large");
+    hbase_it::create_table(&client, &name, &[]).await;
+    let table = client.table(&name.to_string()).unwrap();
+    const ROWS: usize = 120;
+    let value = |i: usize| Bytes::from(vec![b'a' + (i % 26) as u8; MIB]);
+    let puts: Vec<Action> = (0..ROWS)
+        .map(|i| Action::Put(Put::new(format!("g{i:03}")).add("cf", "q", value(i))))
+        .collect();
+    for r in table.batch(&puts).await {
+        assert_eq!(r.unwrap(), ActionResult::Done);
+    }
+    // Reversed order: results must follow the caller's order, not the server's.
+    let order: Vec<usize> = (0..ROWS).rev().collect();
+    let gets: Vec<Action> = order
+        .iter()
+        .map(|i| Action::Get(Get::new(format!("g{i:03}"))))
+        .collect();
+    let too_large = |c: &hbase_client::Client| {
+        c.stats()
+            .retries_by_cause
+            .get("MultiActionResultTooLarge")
+            .copied()
+            .unwrap_or(0)
+    };
+    let before = too_large(&client);
+    let multi_before = client.stats().total(|s| s.multi_calls);
+    let results = table.batch(&gets).await;
+    assert_eq!(results.len(), ROWS);
+    for (r, &i) in results.into_iter().zip(&order) {
+        match r.unwrap_or_else(|e| panic!("get {i}: {e}")) {
+            ActionResult::Row(Some(row)) => {
+                assert_eq!(row.row, format!("g{i:03}"));
+                assert_eq!(row.value(b"cf", b"q"), Some(&value(i)), "row {i}");
+            }
+            other => panic!("get {i}: {other:?}"),
+        }
+    }
+    let retried = too_large(&client) - before;
+    let multis = client.stats().total(|s| s.multi_calls) - multi_before;
+    println!(
+        "{ROWS} gets of 1 MiB: {multis} Multi calls, {retried} MultiActionResultTooLarge rounds"
+    );
+    assert!(
+        retried >= 1,
+        "the server refused part of the batch as too large"
+    );
+    assert!(multis >= 2, "{multis} Multi calls");
     hbase_it::drop_table(&client, &name).await;
 }
