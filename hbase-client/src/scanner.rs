@@ -234,8 +234,13 @@ impl Attempt for RegionScan<'_> {
             // The next attempt reopens after the last complete row delivered, or at the row
             // whose first cells were delivered; the cells not delivered come again.
             self.scanner.failed = true;
-            if let Some(r) = self.scanner.in_row.as_mut() {
-                r.held = None;
+            // Reopening within a row: the cells of it delivered come again and are dropped.
+            if let Some(r) = self.scanner.in_row.take().filter(|r| r.delivered > 0) {
+                self.scanner.skip = Some(Skip {
+                    row: r.row,
+                    delivered: r.delivered,
+                    left: r.delivered,
+                });
             }
             if e.remote()
                 .is_some_and(|r| r.class_name.ends_with(".NotServingRegionException"))
@@ -262,6 +267,12 @@ impl Scanner {
         let op = Operation::new(&rt, &opts, Idempotency::Scan).on_table(&table);
         loop {
             if matches!(self.position, Position::Done) || self.remaining == Some(0) {
+                // A row whose last piece still said "more" ends with the scan.
+                let mut last = Vec::new();
+                self.end_row(&mut last);
+                if !last.is_empty() {
+                    let _ = tx.send(Ok(last)).await;
+                }
                 return Ok(());
             }
             let scanned = op.retry_with(&mut RegionScan { scanner: self, tx }).await?;
@@ -282,14 +293,6 @@ impl Scanner {
         let host = ep.server().host.clone();
         if self.failed {
             self.metrics.record(|m| m.add_retry(&host));
-        }
-        // Reopening within a row: its delivered cells come again and are dropped.
-        if let Some(r) = self.in_row.take().filter(|r| r.delivered > 0) {
-            self.skip = Some(Skip {
-                row: r.row,
-                delivered: r.delivered,
-                left: r.delivered,
-            });
         }
         if let Some(skip) = &self.skip {
             self.position = Position::At(skip.row.clone(), true);
