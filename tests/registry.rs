@@ -332,7 +332,7 @@ async fn ycsb_runs_on_the_rpc_registry() {
             .await
             .unwrap();
         assert_eq!(rows.len(), 300);
-        hbase_it::drop_table(&client, &name).await;
+        hbase_it::drop_table(client, &name).await;
         assert_eq!(zk.connections(), 0);
     })
     .await;
