@@ -490,6 +490,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn dropping_the_relay_ends_its_connections() {
+        let echo = echo_server().await;
+        let relay = Relay::to(&echo).await;
+        let mut s = TcpStream::connect(relay.address()).await.unwrap();
+        assert_eq!(roundtrip(&mut s, b"before").await, b"before");
+        drop(relay);
+        let mut buf = [0u8; 1];
+        // The bound only turns a hang (the connection outliving the relay) into a failure.
+        let read = tokio::time::timeout(Duration::from_secs(30), s.read(&mut buf)).await;
+        assert!(
+            matches!(read, Ok(Ok(0) | Err(_))),
+            "a connection outlived its relay: {read:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn socks5_connects_where_asked() {
         let echo = echo_server().await;
         let relay = Relay::socks5().await;
