@@ -300,7 +300,18 @@ impl<'a> Batch<'a> {
         op: &Operation<'_>,
         batch: ServerBatch,
     ) -> Vec<(usize, Result<ActionResult>, Option<(String, Delivery)>)> {
-        let mut cellblock = BytesMut::new();
+        // Room for every cell up front (the heap-size estimate covers the encoded size), so
+        // the block does not grow by doubling and copying what it holds.
+        let room: usize = batch
+            .regions
+            .iter()
+            .flat_map(|(_, idxs)| idxs)
+            .map(|&idx| match &self.actions[idx] {
+                a @ (Action::Put(_) | Action::Delete(_)) => a.heap_size(),
+                _ => 0,
+            })
+            .sum();
+        let mut cellblock = BytesMut::with_capacity(room);
         let mut req = hbase_proto::MultiRequest::default();
         let mut order: Vec<usize> = Vec::new();
         for (loc, idxs) in &batch.regions {

@@ -265,7 +265,7 @@ impl Db for BasicDb {
 fn write_line(op: &str, table: &str, key: &str, values: Values) -> (String, i32) {
     let record: Vec<(String, String)> = crate::db::materialize(values)
         .into_iter()
-        .map(|(f, v)| (f, String::from_utf8_lossy(&v).into_owned()))
+        .map(|(f, v)| (f.to_string(), String::from_utf8_lossy(&v).into_owned()))
         .collect();
     let mut sorted = record.clone();
     sorted.sort();

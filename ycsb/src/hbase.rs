@@ -20,7 +20,7 @@ use hbase_client::{
     HbaseSite, MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
 };
 
-use crate::db::{materialize, Db, FlushOutcome, Record, Status, Values};
+use crate::db::{Db, Field, FlushOutcome, Record, Status, Values};
 use crate::props::Properties;
 use crate::workload::build_key_name;
 use crate::Error;
@@ -332,9 +332,11 @@ impl HbaseDb {
 
     /// The Put of `values`, whose random bytes are generated here, inside the timed call.
     fn put(&self, key: &str, values: Values) -> Put {
-        let mut put = Put::new(Bytes::copy_from_slice(key.as_bytes()));
-        for (f, v) in materialize(values) {
-            put = put.add(self.shared.family.clone(), Bytes::from(f), v);
+        let mut put = Put::with_capacity(Bytes::copy_from_slice(key.as_bytes()), values.len());
+        for (f, v) in values {
+            // The field name's shared bytes are the qualifier; the value is generated here.
+            let value = v.to_bytes();
+            put = put.add(self.shared.family.clone(), f.bytes().clone(), value);
         }
         if self.shared.durability != Durability::UseDefault {
             put = put.durability(self.shared.durability);
@@ -366,14 +368,10 @@ impl HbaseDb {
     }
 
     fn record_of(&self, row: &hbase_client::RowResult) -> Record {
+        // The names share the response's bytes: no `String` per cell.
         row.cells
             .iter()
-            .map(|c| {
-                (
-                    String::from_utf8_lossy(&c.qualifier).into_owned(),
-                    c.value.clone(),
-                )
-            })
+            .map(|c| (Field::from_qualifier(&c.qualifier), c.value.clone()))
             .collect()
     }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::db::{Db, FieldValue, Record, Status, Values};
+use crate::db::{Db, Field, FieldValue, Record, Status, Values};
 use crate::java::{hash_map_order, in_java_order};
 use crate::util::java_string_hash;
 use crate::{Error, Outcome};
@@ -72,7 +72,7 @@ fn parse_values(tokens: &[&str]) -> Option<Values> {
             Some(&i) => values[i].1 = v,
             None => {
                 seen.insert(name.to_string(), values.len());
-                values.push((name.to_string(), v));
+                values.push((Field::from(name), v));
             }
         }
     }

@@ -57,6 +57,15 @@ impl Put {
         }
     }
 
+    /// An empty put for `row` with room for `cells` cells, so that adding them does not
+    /// grow (and copy) the cell list.
+    pub fn with_capacity(row: impl Into<Bytes>, cells: usize) -> Put {
+        Put {
+            cells: Vec::with_capacity(cells),
+            ..Put::new(row)
+        }
+    }
+
     /// The row key.
     pub fn row(&self) -> &Bytes {
         &self.row

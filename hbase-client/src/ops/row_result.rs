@@ -91,8 +91,14 @@ pub(crate) fn result_from_proto(
         )));
     }
     let stale = r.stale.unwrap_or(false);
-    let mut cells: Vec<Cell> = r.cell.into_iter().map(cell_from_proto).collect();
-    cells.extend(block.take(associated as usize)?);
+    // The usual shape is all cells in the block: take them as one list, not into a second.
+    let cells = if r.cell.is_empty() {
+        block.take(associated as usize)?
+    } else {
+        let mut cells: Vec<Cell> = r.cell.into_iter().map(cell_from_proto).collect();
+        cells.extend(block.take(associated as usize)?);
+        cells
+    };
     let mut row = RowResult::from_cells(cells);
     row.stale = stale;
     Ok(row)

@@ -135,10 +135,11 @@ impl CellBlockReader {
         if key_len < KEY_INFRASTRUCTURE {
             return Err(bad("key too short"));
         }
-        let mut cell_bytes = self.block.split_to(4 + total);
-        cell_bytes.advance(12);
-        let key = cell_bytes.split_to(key_len);
-        let value = cell_bytes;
+        // Offsets first, then one slice of the block per field: each slice is one reference
+        // count on the response buffer, with no intermediate slices for the cell or its key.
+        let key_start = 12;
+        let key_end = key_start + key_len;
+        let key = &self.block[key_start..key_end];
         let row_len = (&key[0..2]).get_u16() as usize;
         if 2 + row_len + 1 > key_len {
             return Err(bad("row length past key"));
@@ -150,14 +151,19 @@ impl CellBlockReader {
         if qual_start > ts_start {
             return Err(bad("family length past key"));
         }
-        Ok(Some(Cell {
-            row: key.slice(2..2 + row_len),
-            family: key.slice(fam_start..qual_start),
-            qualifier: key.slice(qual_start..ts_start),
-            timestamp: (&key[ts_start..ts_start + 8]).get_u64(),
-            cell_type: CellType::from_code(key[key_len - 1]),
-            value,
-        }))
+        let timestamp = (&key[ts_start..ts_start + 8]).get_u64();
+        let cell_type = CellType::from_code(key[key_len - 1]);
+        let at = |from: usize, to: usize| self.block.slice(key_start + from..key_start + to);
+        let cell = Cell {
+            row: at(2, 2 + row_len),
+            family: at(fam_start, qual_start),
+            qualifier: at(qual_start, ts_start),
+            timestamp,
+            cell_type,
+            value: self.block.slice(key_end..4 + total),
+        };
+        self.block.advance(4 + total);
+        Ok(Some(cell))
     }
 
     /// Decodes exactly `n` cells, failing if the block has fewer.

@@ -92,8 +92,33 @@ struct Entry {
     orphaned_until: Option<Instant>,
 }
 
+/// Hashes a call id with one multiplication (Fibonacci hashing): ids are small sequential
+/// numbers the client picks, so SipHash's defence against chosen keys buys nothing here and
+/// costs two hashes (insert, remove) per call.
+#[derive(Default)]
+struct CallIdHasher(u64);
+
+impl std::hash::Hasher for CallIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, id: u32) {
+        self.write_u64(u64::from(id));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type CallMap = HashMap<u32, Entry, std::hash::BuildHasherDefault<CallIdHasher>>;
+
 struct Pending {
-    calls: HashMap<u32, Entry>,
+    calls: CallMap,
     /// Set once the connection is unusable; later calls fail at once with this error.
     closed: Option<Error>,
     /// When `calls` last became non-empty (silence before that is idleness, not a fault).
@@ -345,7 +370,7 @@ impl RpcConnection {
             compression: params.compression,
             read_timeout: params.read_timeout,
             pending: Mutex::new(Pending {
-                calls: HashMap::new(),
+                calls: CallMap::default(),
                 closed: None,
                 busy_since: Instant::now(),
             }),
@@ -496,6 +521,8 @@ impl RpcConnection {
 
 async fn write_loop(shared: Arc<Shared>, wr: Writer) {
     let mut wr = wr;
+    // The frame list handed back and forth with the outbox, so a batch allocates none.
+    let mut spare: Vec<Frame> = Vec::new();
     loop {
         shared.out_ready.notified().await;
         // Let the other runnable tasks go first: a caller's notify puts this task in the
@@ -512,7 +539,7 @@ async fn write_loop(shared: Arc<Shared>, wr: Writer) {
                 if out.buf.is_empty() {
                     break;
                 }
-                let frames = std::mem::take(&mut out.frames);
+                let frames = std::mem::replace(&mut out.frames, std::mem::take(&mut spare));
                 (out.buf.split(), frames)
             };
             let written = match shared.wrapping.as_deref() {
@@ -520,6 +547,8 @@ async fn write_loop(shared: Arc<Shared>, wr: Writer) {
                 Some(sasl) => write_sealed(&shared, &mut wr, sasl, &mut batch, &mut frames).await,
             };
             shared.lock_outbox().cancelled.clear();
+            frames.clear();
+            spare = frames;
             if let Err(e) = written {
                 shared.close(Error::Connection {
                     addr: shared.addr.clone(),

@@ -139,16 +139,10 @@ pub fn encode_request(
     param: &impl Message,
     cellblock: Option<&[u8]>,
 ) {
-    let header = hbase_proto::RequestHeader {
-        call_id: Some(call_id),
-        method_name: Some(meta.method.to_string()),
-        request_param: Some(true),
-        cell_block_meta: cellblock.map(|cb| hbase_proto::CellBlockMeta {
-            length: Some(cb.len() as u32),
-        }),
-        priority: (meta.priority != 0).then_some(meta.priority),
-        timeout: (meta.timeout_ms != 0).then_some(meta.timeout_ms),
-        ..Default::default()
+    let header = HeaderFields {
+        call_id,
+        meta,
+        cellblock_len: cellblock.map(|cb| cb.len() as u32),
     };
     let header_len = header.encoded_len();
     let param_len = param.encoded_len();
@@ -160,11 +154,85 @@ pub fn encode_request(
         + cb_len;
     buf.reserve(4 + total);
     buf.put_u32(total as u32);
+    prost::encoding::encode_varint(header_len as u64, buf);
+    header.encode(buf);
     // Encoding into a BytesMut with reserved room cannot fail.
-    header.encode_length_delimited(buf).expect("reserved");
     param.encode_length_delimited(buf).expect("reserved");
     if let Some(cb) = cellblock {
         buf.put_slice(cb);
+    }
+}
+
+/// A `RequestHeader` encoded field by field, exactly as prost encodes the message (fields in
+/// number order, unset optionals left out), without building the message: that would copy the
+/// method name into a `String` on every call.
+struct HeaderFields<'a> {
+    call_id: u32,
+    meta: RequestMeta<'a>,
+    cellblock_len: Option<u32>,
+}
+
+impl HeaderFields<'_> {
+    // Field numbers of RequestHeader (RPC.proto) and CellBlockMeta.
+    const CALL_ID: u32 = 1;
+    const METHOD_NAME: u32 = 3;
+    const REQUEST_PARAM: u32 = 4;
+    const CELL_BLOCK_META: u32 = 5;
+    const PRIORITY: u32 = 6;
+    const TIMEOUT: u32 = 7;
+    const CELL_BLOCK_LENGTH: u32 = 1;
+
+    fn priority(&self) -> Option<u32> {
+        (self.meta.priority != 0).then_some(self.meta.priority)
+    }
+
+    fn timeout(&self) -> Option<u32> {
+        (self.meta.timeout_ms != 0).then_some(self.meta.timeout_ms)
+    }
+
+    fn encoded_len(&self) -> usize {
+        use prost::encoding::{encoded_len_varint, key_len, uint32};
+        let method = self.meta.method.len();
+        uint32::encoded_len(Self::CALL_ID, &self.call_id)
+            + key_len(Self::METHOD_NAME)
+            + encoded_len_varint(method as u64)
+            + method
+            + key_len(Self::REQUEST_PARAM)
+            + 1
+            + self.cellblock_len.map_or(0, |len| {
+                let inner = uint32::encoded_len(Self::CELL_BLOCK_LENGTH, &len);
+                key_len(Self::CELL_BLOCK_META) + encoded_len_varint(inner as u64) + inner
+            })
+            + self
+                .priority()
+                .map_or(0, |v| uint32::encoded_len(Self::PRIORITY, &v))
+            + self
+                .timeout()
+                .map_or(0, |v| uint32::encoded_len(Self::TIMEOUT, &v))
+    }
+
+    fn encode(&self, buf: &mut BytesMut) {
+        use prost::encoding::{encode_key, encode_varint, uint32, WireType};
+        uint32::encode(Self::CALL_ID, &self.call_id, buf);
+        encode_key(Self::METHOD_NAME, WireType::LengthDelimited, buf);
+        encode_varint(self.meta.method.len() as u64, buf);
+        buf.put_slice(self.meta.method.as_bytes());
+        encode_key(Self::REQUEST_PARAM, WireType::Varint, buf);
+        buf.put_u8(1);
+        if let Some(len) = self.cellblock_len {
+            encode_key(Self::CELL_BLOCK_META, WireType::LengthDelimited, buf);
+            encode_varint(
+                uint32::encoded_len(Self::CELL_BLOCK_LENGTH, &len) as u64,
+                buf,
+            );
+            uint32::encode(Self::CELL_BLOCK_LENGTH, &len, buf);
+        }
+        if let Some(v) = self.priority() {
+            uint32::encode(Self::PRIORITY, &v, buf);
+        }
+        if let Some(v) = self.timeout() {
+            uint32::encode(Self::TIMEOUT, &v, buf);
+        }
     }
 }
 
@@ -306,6 +374,44 @@ mod tests {
         ]
         .concat();
         assert_eq!(&buf[..], &expected[..]);
+    }
+
+    /// The hand-encoded header is byte for byte prost's encoding of the same RequestHeader.
+    #[test]
+    fn request_header_matches_the_message_encoding() {
+        let param = hbase_proto::CellBlockMeta { length: Some(300) };
+        for (call_id, method, timeout_ms, priority, cellblock) in [
+            (0, "Get", 0, 0, None),
+            (7, "Mutate", 60_000, 0, None),
+            (0x7fff_ffff, "Multi", 1, 200, Some(&[1u8; 200][..])),
+            (128, "Scan", u32::MAX, 100, Some(&b""[..])),
+            (300, "getProcedureResult", 5, 0, Some(&[0u8; 70_000][..])),
+        ] {
+            let meta = RequestMeta {
+                method,
+                timeout_ms,
+                priority,
+            };
+            let mut ours = BytesMut::new();
+            encode_request(&mut ours, call_id, meta, &param, cellblock);
+            let header = hbase_proto::RequestHeader {
+                call_id: Some(call_id),
+                method_name: Some(method.to_string()),
+                request_param: Some(true),
+                cell_block_meta: cellblock.map(|cb| hbase_proto::CellBlockMeta {
+                    length: Some(cb.len() as u32),
+                }),
+                priority: (priority != 0).then_some(priority),
+                timeout: (timeout_ms != 0).then_some(timeout_ms),
+                ..Default::default()
+            };
+            let mut body = header.encode_length_delimited_to_vec();
+            body.extend(param.encode_length_delimited_to_vec());
+            body.extend_from_slice(cellblock.unwrap_or_default());
+            let mut expected = (body.len() as u32).to_be_bytes().to_vec();
+            expected.extend(body);
+            assert_eq!(&ours[..], &expected[..], "{method} call {call_id}");
+        }
     }
 
     #[test]
