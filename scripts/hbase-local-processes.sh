@@ -223,19 +223,26 @@ procs_launch() {
       "$java" "${jvm[@]}" -cp "$(classpath)" "$main" "$@" \
       >>"$LOG_DIR/$role.out" 2>&1 </dev/null
   ) &
+  local launcher=$!
   disown 2>/dev/null || true
-  local i
-  for (( i = 0; i < 40; i++ )); do
-    [[ -s "$PROCS_PID_DIR/$role.pid" ]] && return 0
+  # The launcher (setsid, nohup, bash: one pid, which becomes the JVM's) writes the pid file
+  # first thing. Wait for it while the launcher lives, as long as a start may take: a fixed
+  # 2 s leaves little room for four exec's on a 2-core machine at load 20, and once run out
+  # it reported "did not start" of a daemon that was still starting.
+  local deadline=$(( $(date +%s) + START_TIMEOUT ))
+  while [[ ! -s "$PROCS_PID_DIR/$role.pid" ]]; do
+    kill -0 "$launcher" 2>/dev/null || [[ -s "$PROCS_PID_DIR/$role.pid" ]] \
+      || die "$role did not start (see $LOG_DIR/$role.out)"
+    (( $(date +%s) < deadline )) || die "$role did not write its pid file within ${START_TIMEOUT}s (see $LOG_DIR/$role.out)"
     sleep 0.05
   done
-  die "$role did not start (see $LOG_DIR/$role.out)"
 }
 
 procs_start_zk() {
   PROCS_JVM_EXTRA=()
   procs_launch zk "$PROCS_ZK_HEAP" org.apache.zookeeper.server.ZooKeeperServerMain "$CONF_DIR/zoo.cfg"
-  procs_wait "ZooKeeper answers" 60 procs_zk_up
+  # As long as any start may take: a ZooKeeper JVM on a loaded machine can need over a minute.
+  procs_wait "ZooKeeper answers" "$START_TIMEOUT" procs_zk_up
 }
 
 procs_start_master() {
@@ -392,7 +399,7 @@ procs_kill_all() {
     if pid=$(procs_pid "$role"); then kill -KILL "$pid" 2>/dev/null || true; fi
   done
   for role in $(procs_roles); do
-    if pid=$(procs_pid "$role"); then wait_gone "$pid" 10 || true; fi
+    if pid=$(procs_pid "$role"); then wait_gone "$pid" "$KILL_TIMEOUT" || true; fi
   done
 }
 
@@ -488,7 +495,7 @@ procs_kill_role() {
   local role=$1 pid
   pid=$(procs_pid "$role") || die "$role is not running"
   kill -KILL "$pid"
-  wait_gone "$pid" 10 || die "$role (pid $pid) survived SIGKILL"
+  wait_gone "$pid" "$KILL_TIMEOUT" || die "$role (pid $pid) survived SIGKILL for ${KILL_TIMEOUT}s"
   say "killed $role (pid $pid) with SIGKILL"
 }
 
@@ -533,10 +540,16 @@ procs_rs_new_registration() {
   local n=$1 port code pid started
   procs_assert_alive "rs$n" || return 2
   port=$(procs_rs_port "$n")
-  code=$(zk_query "$ZK_PORT" 2>/dev/null | grep "^rs [^,]*,$port," | cut -d, -f3) || return 1
-  [[ -n "$code" ]] || return 1
+  local out etimes
+  out=$(zk_query "$ZK_PORT" 2>/dev/null) || return 1
+  code=$(grep "^rs [^,]*,$port," <<<"$out" | cut -d, -f3) || return 1
+  [[ "$code" =~ ^[0-9]+$ ]] || return 1
   pid=$(procs_pid "rs$n") || return 1
-  started=$(( $(date +%s%3N) - $(ps -o etimes= -p "$pid" | tr -d ' ') * 1000 - 2000 ))
+  # Empty if the JVM died since procs_pid (the next check reports it): an empty operand in
+  # the arithmetic below would end the whole script with a syntax error, and no log tail.
+  etimes=$(ps -o etimes= -p "$pid" 2>/dev/null | tr -d ' ') || true
+  [[ "$etimes" =~ ^[0-9]+$ ]] || return 1
+  started=$(( $(date +%s%3N) - etimes * 1000 - 2000 ))
   (( code >= started ))
 }
 

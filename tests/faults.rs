@@ -673,20 +673,33 @@ impl DedicatedCluster {
         .unwrap()
     }
 
-    /// The server hosting `hbase:meta`, from `scripts/hbase-local status`.
+    /// The server hosting `hbase:meta`, from `scripts/hbase-local status`. `status` names it
+    /// only when its ZooKeeper query was answered: one that was not (a busy ZooKeeper can miss
+    /// one) is asked again, for as long as a start may take.
     fn meta_server(&self) -> ServerName {
-        let out = Self::script(&["status"]);
-        let text = String::from_utf8_lossy(&out.stdout);
-        let name = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("meta on:"))
-            .map(str::trim)
-            .unwrap_or_else(|| panic!("no meta server in status:\n{text}"));
-        let mut parts = name.split(',');
-        ServerName {
-            host: parts.next().unwrap().to_string(),
-            port: parts.next().unwrap().parse().unwrap(),
-            start_code: parts.next().unwrap().parse().unwrap(),
+        let deadline = std::time::Instant::now() + Duration::from_secs(180);
+        loop {
+            let out = Self::script(&["status"]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            let parsed = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("meta on:"))
+                .and_then(|name| {
+                    let mut parts = name.trim().split(',');
+                    Some(ServerName {
+                        host: parts.next()?.to_string(),
+                        port: parts.next()?.parse().ok()?,
+                        start_code: parts.next()?.parse().ok()?,
+                    })
+                });
+            if let Some(server) = parsed {
+                return server;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no meta server in status for 180 s; the last one:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(500));
         }
     }
 

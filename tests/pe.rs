@@ -304,24 +304,19 @@ async fn same_table_and_report_as_java_performance_evaluation() {
     let ours = pe(&format!("--table={java_table} {read}")).await;
     assert_eq!(shape(&ours), shape(&java), "ours:\n{ours}\njava:\n{java}");
 
-    // A range scan: the same lines, except the scan-metrics histograms Java adds (rpcCalls,
-    // regionsScanned, bytesInResults, ...), which need scan metrics this client lacks.
-    let scan = "--nomapred --rows=120 scanRange10 1";
-    let java = java_pe(&format!("--table={rust_table} {scan}")).await;
-    let ours = pe(&format!("--table={java_table} {scan}")).await;
-    let metric = |l: &String| {
-        [
-            "rpcCalls",
-            "remoteRpcCalls",
-            "millisBetweenNext",
-            "regionsScanned",
-            "bytesIn",
-        ]
-        .iter()
-        .any(|m| l.starts_with(m))
-    };
-    let java_shape: Vec<String> = shape(&java).into_iter().filter(|l| !metric(l)).collect();
-    assert_eq!(shape(&ours), java_shape, "ours:\n{ours}\njava:\n{java}");
+    // Range, seek and filter scans: the same lines, with the scan-metrics histograms
+    // (rpcCalls, remoteRpcCalls, millisBetweenNext, regionsScanned, bytesInResults,
+    // bytesInRemoteResults) after the latency block.
+    for scan in [
+        "--nomapred --rows=120 scanRange10 1",
+        "--nomapred --rows=20 randomSeekScan 1",
+        "--nomapred --rows=5 filterScan 1",
+    ] {
+        let java = java_pe(&format!("--table={rust_table} {scan}")).await;
+        let ours = pe(&format!("--table={java_table} {scan}")).await;
+        assert_eq!(shape(&ours), shape(&java), "ours:\n{ours}\njava:\n{java}");
+        assert!(ours.contains("\nregionsScanned (count): mean="), "{ours}");
+    }
 
     hbase_it::drop_table(&client, &java_table).await;
     hbase_it::drop_table(&client, &rust_table).await;

@@ -75,20 +75,53 @@ fn addresses(servers: &[hbase_client::ServerName]) -> BTreeSet<String> {
     servers.iter().map(|s| s.address()).collect()
 }
 
-/// What the suite's own client (ZooKeeper, or the registry of `HBASE_BOOTSTRAP_SERVERS`) says
-/// about the cluster: master, region servers, cluster id.
-async fn reference() -> (
-    Client,
-    hbase_client::ServerName,
-    Vec<hbase_client::ServerName>,
-    String,
-) {
-    let client = hbase_it::client().await;
-    let admin = client.admin();
-    let master = admin.master().await.unwrap();
-    let servers = admin.region_servers().await.unwrap();
-    let id = admin.cluster_id().await.unwrap();
-    (client, master, servers, id)
+/// What a test against the cluster starts from: the suite's own client (ZooKeeper, or the
+/// registry of `HBASE_BOOTSTRAP_SERVERS`) and what it says about the cluster, and a counting
+/// listener to stand as the ZooKeeper quorum of the clients under test.
+struct Fixture {
+    reference: Client,
+    master: hbase_client::ServerName,
+    servers: Vec<hbase_client::ServerName>,
+    id: String,
+    zk: CountingZk,
+}
+
+impl Fixture {
+    async fn new() -> Fixture {
+        let reference = hbase_it::client().await;
+        let admin = reference.admin();
+        let master = admin.master().await.unwrap();
+        let servers = admin.region_servers().await.unwrap();
+        let id = admin.cluster_id().await.unwrap();
+        Fixture {
+            reference,
+            master,
+            servers,
+            id,
+            zk: CountingZk::start().await,
+        }
+    }
+
+    /// A client bootstrapped through the RPC registry on `servers`; its ZooKeeper quorum is
+    /// the counting listener.
+    async fn rpc_client(&self, servers: &[String]) -> hbase_client::Result<Client> {
+        Client::connect(rpc_config(&self.zk.addr, servers)).await
+    }
+}
+
+/// Creates a table through `client`, writes a row, reads it back and drops the table.
+async fn round_trip(client: &Client, prefix: &str) {
+    let name = hbase_it::unique_table(prefix);
+    hbase_it::create_table(client, &name, &[]).await;
+    let table = client.table(&name.to_string()).unwrap();
+    table.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
+    let row = table
+        .get(Get::new("r"))
+        .await
+        .unwrap()
+        .expect("the row just written");
+    assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
+    hbase_it::drop_table(client, &name).await;
 }
 
 /// Data, batch, buffered writes, scans and admin through a client bootstrapped on the master
@@ -96,20 +129,27 @@ async fn reference() -> (
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rpc_registry_bootstraps_without_a_zookeeper_session() {
     hbase_it::bounded(240, async {
-        let (reference, master, servers, id) = reference().await;
-        let zk = CountingZk::start().await;
-        let client = Client::connect(rpc_config(&zk.addr, &[master.address()]))
+        let f = Fixture::new().await;
+        let Fixture {
+            reference,
+            master,
+            servers,
+            id,
+            zk,
+        } = &f;
+        let client = f
+            .rpc_client(&[master.address()])
             .await
             .expect("connect through the master's ClientMetaService");
         assert_eq!(client.config().registry(), Registry::Rpc);
         let admin = client.admin();
-        assert_eq!(admin.master().await.unwrap(), master);
-        assert_eq!(admin.cluster_id().await.unwrap(), id);
+        assert_eq!(&admin.master().await.unwrap(), master);
+        assert_eq!(&admin.cluster_id().await.unwrap(), id);
         assert_eq!(
             addresses(&admin.region_servers().await.unwrap()),
-            addresses(&servers)
+            addresses(servers)
         );
-        assert!(addresses(&servers).contains(&admin.meta_server().await.unwrap().address()));
+        assert!(addresses(servers).contains(&admin.meta_server().await.unwrap().address()));
 
         let name = hbase_it::unique_table("registry_rpc");
         hbase_it::create_table(&client, &name, &["m"]).await;
@@ -158,7 +198,7 @@ async fn rpc_registry_bootstraps_without_a_zookeeper_session() {
         let from_site = Client::connect(with_map(site.to_builder().unwrap()).build().unwrap())
             .await
             .expect("connect through hbase-site.xml's RPC registry");
-        assert_eq!(from_site.admin().cluster_id().await.unwrap(), id);
+        assert_eq!(&from_site.admin().cluster_id().await.unwrap(), id);
 
         assert_eq!(
             zk.connections(),
@@ -174,15 +214,15 @@ async fn rpc_registry_bootstraps_without_a_zookeeper_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn region_servers_alone_bootstrap_the_client() {
     hbase_it::bounded(180, async {
-        let (_reference, master, servers, id) = reference().await;
-        let zk = CountingZk::start().await;
-        let list: Vec<String> = servers.iter().map(|s| s.address()).collect();
-        let client = Client::connect(rpc_config(&zk.addr, &list))
+        let f = Fixture::new().await;
+        let list: Vec<String> = f.servers.iter().map(|s| s.address()).collect();
+        let client = f
+            .rpc_client(&list)
             .await
             .expect("connect through the region servers' ClientMetaService");
         let admin = client.admin();
-        assert_eq!(admin.master().await.unwrap(), master);
-        assert_eq!(admin.cluster_id().await.unwrap(), id);
+        assert_eq!(admin.master().await.unwrap(), f.master);
+        assert_eq!(admin.cluster_id().await.unwrap(), f.id);
         assert!(admin
             .list_namespaces()
             .await
@@ -191,14 +231,8 @@ async fn region_servers_alone_bootstrap_the_client() {
             .any(|n| n == "hbase"));
         // The master found through a region server's answer creates a table; meta, located
         // the same way, finds its region.
-        let name = hbase_it::unique_table("registry_rs");
-        hbase_it::create_table(&client, &name, &[]).await;
-        let table = client.table(&name.to_string()).unwrap();
-        table.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
-        let row = table.get(Get::new("r")).await.unwrap().unwrap();
-        assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
-        hbase_it::drop_table(&client, &name).await;
-        assert_eq!(zk.connections(), 0);
+        round_trip(&client, "registry_rs").await;
+        assert_eq!(f.zk.connections(), 0);
     })
     .await;
 }
@@ -208,26 +242,21 @@ async fn region_servers_alone_bootstrap_the_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_first_bootstrap_server_is_skipped() {
     hbase_it::bounded(180, async {
-        let (_reference, master, _servers, id) = reference().await;
-        let zk = CountingZk::start().await;
+        let f = Fixture::new().await;
         let dead = closed_port();
-        let client = Client::connect(rpc_config(&zk.addr, &[dead.clone(), master.address()]))
+        let client = f
+            .rpc_client(&[dead.clone(), f.master.address()])
             .await
             .expect("the second bootstrap server answers");
-        assert_eq!(client.admin().cluster_id().await.unwrap(), id);
+        assert_eq!(client.admin().cluster_id().await.unwrap(), f.id);
         let stats = client.stats();
         let dead_stats = stats
             .server(&dead)
             .expect("the dead server was tried first");
         assert!(dead_stats.failed_connects >= 1, "{dead_stats:?}");
         assert_eq!(dead_stats.connects, dead_stats.failed_connects);
-        let name = hbase_it::unique_table("registry_failover");
-        hbase_it::create_table(&client, &name, &[]).await;
-        let table = client.table(&name.to_string()).unwrap();
-        table.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
-        assert!(table.get(Get::new("r")).await.unwrap().is_some());
-        hbase_it::drop_table(&client, &name).await;
-        assert_eq!(zk.connections(), 0);
+        round_trip(&client, "registry_failover").await;
+        assert_eq!(f.zk.connections(), 0);
     })
     .await;
 }
@@ -268,8 +297,13 @@ async fn all_dead_bootstrap_servers_are_a_typed_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ycsb_runs_on_the_rpc_registry() {
     hbase_it::bounded(180, async {
-        let (client, master, _servers, _id) = reference().await;
-        let zk = CountingZk::start().await;
+        let f = Fixture::new().await;
+        let Fixture {
+            reference: client,
+            master,
+            zk,
+            ..
+        } = &f;
         let name = hbase_it::unique_table("registry_ycsb");
         let common = format!(
             "--zk {} -p hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry \
@@ -298,7 +332,7 @@ async fn ycsb_runs_on_the_rpc_registry() {
             .await
             .unwrap();
         assert_eq!(rows.len(), 300);
-        hbase_it::drop_table(&client, &name).await;
+        hbase_it::drop_table(client, &name).await;
         assert_eq!(zk.connections(), 0);
     })
     .await;

@@ -1,6 +1,7 @@
 //! Kerberos (SASL/GSSAPI) and TLS against the secured clusters of `scripts/hbase-local`
 //! (a real MIT KDC; HBase 2.6 native RPC TLS with certificates made on start). See
-//! `tests/support/secure.rs` for the clusters and the byte relay used to look at the wire.
+//! `tests/support/secure.rs` for the clusters and `tests/support/relay.rs` for the byte relay
+//! used to look at the wire.
 
 use std::time::{Duration, SystemTime};
 
@@ -10,7 +11,8 @@ use hbase_client::{
     Action, ActionResult, Client, ClientConfig, ClientConfigBuilder, Error, ErrorKind, Get,
     HbaseSite, Kerberos, MutatorConfig, Protection, Put, Scan, Tls,
 };
-use hbase_it::secure::{Relay, SecureCluster};
+use hbase_it::relay::Relay;
+use hbase_it::secure::SecureCluster;
 
 /// Guards against a hang; no test waits anywhere near this on a healthy machine.
 const HANG_GUARD: Duration = Duration::from_secs(300);

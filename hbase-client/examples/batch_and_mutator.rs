@@ -4,27 +4,15 @@
 
 use std::time::Instant;
 
-use hbase_client::{
-    Action, ActionResult, Client, ClientConfig, ColumnFamily, Get, MutatorConfig, Put, Scan,
-    TableDescriptor, TableName,
-};
+use hbase_client::{Action, ActionResult, Get, MutatorConfig, Put, Scan};
+
+mod common;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let zk = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:2181".into());
-    let client = Client::connect(ClientConfig::builder(zk).build()?).await?;
-    let name = TableName::parse("example_batch")?;
+async fn main() -> Result<(), common::Error> {
+    let client = common::connect_from_args().await?;
     let admin = client.admin();
-    if admin.table_exists(&name).await? {
-        admin.disable_table(&name).await?;
-        admin.delete_table(&name).await?;
-    }
-    let desc = TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf"));
-    admin
-        .create_table(&desc, &["k3".into(), "k6".into()])
-        .await?;
+    let name = common::fresh_table(&admin, "example_batch", &["k3", "k6"]).await?;
     let table = client.table("example_batch")?;
 
     let mut actions: Vec<Action> = (0..9)
@@ -62,7 +50,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for s in client.stats().servers {
         println!("{}: {} calls, {} Multi", s.server, s.calls, s.multi_calls);
     }
-    admin.disable_table(&name).await?;
-    admin.delete_table(&name).await?;
+    common::drop_table(&admin, &name).await?;
     Ok(())
 }

@@ -9,28 +9,16 @@
 use std::time::Duration;
 
 use hbase_client::{
-    CheckAndMutate, Client, ClientConfig, ColumnFamily, Comparator, CompareOp, ErrorKind, Filter,
-    Get, Increment, Put, RowMutations, TableDescriptor, TableName,
+    CheckAndMutate, Comparator, CompareOp, ErrorKind, Filter, Get, Increment, Put, RowMutations,
 };
 
+mod common;
+
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let zk = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:2181".into());
-    let client = Client::connect(ClientConfig::builder(zk).build()?).await?;
-    let name = TableName::parse("example_counters")?;
+async fn main() -> Result<(), common::Error> {
+    let client = common::connect_from_args().await?;
     let admin = client.admin();
-    if admin.table_exists(&name).await? {
-        admin.disable_table(&name).await?;
-        admin.delete_table(&name).await?;
-    }
-    admin
-        .create_table(
-            &TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf")),
-            &[],
-        )
-        .await?;
+    let name = common::fresh_table(&admin, "example_counters", &[]).await?;
     // A handle with its own deadlines: short calls, few retries.
     let table = client
         .table_builder("example_counters")?
@@ -81,7 +69,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             cell.value
         );
     }
-    admin.disable_table(&name).await?;
-    admin.delete_table(&name).await?;
+    common::drop_table(&admin, &name).await?;
     Ok(())
 }

@@ -2,24 +2,15 @@
 //!
 //! `cargo run -p hbase-client --example quickstart -- 127.0.0.1:2181`
 
-use hbase_client::{
-    Client, ClientConfig, ColumnFamily, Delete, Get, Put, TableDescriptor, TableName,
-};
+use hbase_client::{Delete, Get, Put};
+
+mod common;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let zk = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:2181".into());
-    let client = Client::connect(ClientConfig::builder(zk).build()?).await?;
+async fn main() -> Result<(), common::Error> {
+    let client = common::connect_from_args().await?;
     let admin = client.admin();
-    let name = TableName::parse("quickstart")?;
-    if admin.table_exists(&name).await? {
-        admin.disable_table(&name).await?;
-        admin.delete_table(&name).await?;
-    }
-    let desc = TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf"));
-    admin.create_table(&desc, &["m".into()]).await?;
+    let name = common::fresh_table(&admin, "quickstart", &["m"]).await?;
 
     let table = client.table("quickstart")?;
     table
@@ -37,7 +28,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(table.get(Get::new("apple")).await?.is_none());
     println!("apple deleted");
 
-    admin.disable_table(&name).await?;
-    admin.delete_table(&name).await?;
+    common::drop_table(&admin, &name).await?;
     Ok(())
 }

@@ -3,26 +3,15 @@
 //! `cargo run -p hbase-client --example scan -- 127.0.0.1:2181`
 
 use futures_util::StreamExt;
-use hbase_client::{
-    Client, ClientConfig, ColumnFamily, Filter, Put, Scan, TableDescriptor, TableName,
-};
+use hbase_client::{Filter, Put, Scan};
+
+mod common;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let zk = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:2181".into());
-    let client = Client::connect(ClientConfig::builder(zk).build()?).await?;
-    let name = TableName::parse("example_scan")?;
+async fn main() -> Result<(), common::Error> {
+    let client = common::connect_from_args().await?;
     let admin = client.admin();
-    if admin.table_exists(&name).await? {
-        admin.disable_table(&name).await?;
-        admin.delete_table(&name).await?;
-    }
-    let desc = TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf"));
-    admin
-        .create_table(&desc, &["row030".into(), "row060".into()])
-        .await?;
+    let name = common::fresh_table(&admin, "example_scan", &["row030", "row060"]).await?;
     let table = client.table("example_scan")?;
     for i in 0..100 {
         table
@@ -54,7 +43,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     println!("rows with prefix row07: {}", sevens.len());
 
-    admin.disable_table(&name).await?;
-    admin.delete_table(&name).await?;
+    common::drop_table(&admin, &name).await?;
     Ok(())
 }

@@ -10,13 +10,12 @@
 //! `--ticket-cache [CACHE]` uses tickets from `kinit` instead of a keytab; `--server-principal`
 //! sets the servers' principal pattern (default `hbase/_HOST`).
 
-use hbase_client::{
-    Client, ClientConfig, ColumnFamily, Get, Kerberos, Protection, Put, TableDescriptor, TableName,
-    Tls,
-};
+use hbase_client::{Client, ClientConfig, Get, Kerberos, Protection, Put, Tls};
+
+mod common;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), common::Error> {
     let mut args = std::env::args().skip(1);
     let (mut zk, mut principal, mut keytab, mut cache) = (None, None, None, None);
     let (mut ca, mut cert, mut key) = (None, None, None);
@@ -62,17 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let client = Client::connect(builder.build()?).await?;
     let admin = client.admin();
-    let name = TableName::parse("secure_example")?;
-    if admin.table_exists(&name).await? {
-        admin.disable_table(&name).await?;
-        admin.delete_table(&name).await?;
-    }
-    admin
-        .create_table(
-            &TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf")),
-            &[],
-        )
-        .await?;
+    let name = common::fresh_table(&admin, "secure_example", &[]).await?;
     let table = client.table("secure_example")?;
     table.put(Put::new("row").add("cf", "q", "secret")).await?;
     let row = table.get(Get::new("row")).await?.expect("just written");
@@ -80,8 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "read back {:?}",
         String::from_utf8_lossy(row.value(b"cf", b"q").expect("has q"))
     );
-    admin.disable_table(&name).await?;
-    admin.delete_table(&name).await?;
+    common::drop_table(&admin, &name).await?;
     let status = client.security();
     println!(
         "as {:?}: SASL exchanges {:?}, TLS handshakes {}",

@@ -29,6 +29,7 @@ pub mod region;
 #[doc(hidden)]
 pub mod rpc;
 mod runtime;
+mod scan_metrics;
 mod scanner;
 pub mod security;
 mod site;
@@ -47,8 +48,9 @@ pub use mutator::{
     BufferedMutator, FailureListener, MutatorConfig, DEFAULT_MAX_FAILURES_KEPT, PENDING_BUFFERS,
 };
 pub use ops::{
-    Action, ActionResult, Append, CheckAndMutate, Comparator, CompareOp, Delete, Durability,
-    Filter, Get, Increment, Mutation, Put, RowMutation, RowMutations, RowResult, Scan,
+    Action, ActionResult, Append, CheckAndMutate, Comparator, CompareOp, Consistency, Delete,
+    Durability, Filter, Get, Increment, Mutation, Put, ReadType, RowMutation, RowMutations,
+    RowResult, Scan,
 };
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use rpc::CellBlockCompression;
@@ -58,6 +60,7 @@ pub use runtime::config::{
 };
 pub use runtime::retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
 pub use runtime::stats::{ServerStats, StatsSnapshot};
+pub use scan_metrics::ScanMetrics;
 pub use scanner::ScanStream;
 pub use security::{Kerberos, Protection, SecurityStatus, Tls};
 pub use site::{HbaseSite, HONOURED_PROPERTIES};

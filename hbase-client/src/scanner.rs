@@ -9,12 +9,18 @@
 //! Each region scan from the current position is one attempt of the runtime's retrying
 //! caller, which also decides when a lost scanner (lease expired, server restarted) is
 //! reopened; every batch of rows delivered counts as progress and restarts its deadline.
+//!
+//! Rows are assembled from the pieces the server sends (it cuts rows at the batch size and
+//! at the result size): joined into whole rows by default, cut into results of at most
+//! `batch` cells, or handed on as they come (`allow_partial_results`). When pieces of a row
+//! were delivered and the scanner is reopened, it reopens at that row and drops the cells
+//! already delivered.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -28,12 +34,14 @@ use crate::runtime::caller::{
 };
 use crate::runtime::locator::{OwnedSeek, Seek};
 use crate::runtime::Runtime;
+use crate::scan_metrics::ScanMetrics;
 
 /// Rows of a scan, in key order (reverse order for reversed scans). Dropping it early closes
 /// the server-side scanner.
 pub struct ScanStream {
     rx: mpsc::Receiver<Result<Vec<RowResult>>>,
     ready: VecDeque<RowResult>,
+    metrics: Recorder,
 }
 
 impl Stream for ScanStream {
@@ -68,6 +76,15 @@ impl ScanStream {
         } else {
             Position::At(scan.start_row.clone(), true)
         };
+        let metrics = Recorder(
+            scan.scan_metrics
+                .then(|| Arc::new(Mutex::new(ScanMetrics::default()))),
+        );
+        let assembly = match (scan.batch, scan.allow_partial_results) {
+            (Some(cells), _) => Assembly::Batch(cells as usize),
+            (None, true) => Assembly::Pieces,
+            (None, false) => Assembly::Whole,
+        };
         let scanner = Scanner {
             rt,
             opts,
@@ -75,14 +92,25 @@ impl ScanStream {
             remaining: scan.limit,
             scan,
             position,
-            partial: None,
+            assembly,
+            in_row: None,
+            skip: None,
             read_point: None,
+            failed: false,
+            metrics: metrics.clone(),
         };
         tokio::spawn(scanner.run(tx));
         ScanStream {
             rx,
             ready: VecDeque::new(),
+            metrics,
         }
+    }
+
+    /// The scan's metrics so far (complete once the stream has ended), or `None` unless
+    /// the scan asked for them with [`Scan::scan_metrics`].
+    pub fn metrics(&self) -> Option<ScanMetrics> {
+        self.metrics.0.as_ref().map(|m| lock(m).clone())
     }
 
     /// Collects every remaining row.
@@ -106,6 +134,35 @@ enum Position {
     Done,
 }
 
+/// How the server's pieces of rows become results.
+#[derive(Debug, Clone, Copy)]
+enum Assembly {
+    /// Whole rows: pieces are joined.
+    Whole,
+    /// At most this many cells per result.
+    Batch(usize),
+    /// Pieces as they come.
+    Pieces,
+}
+
+/// The row whose pieces are arriving: its last piece said more cells follow.
+struct RowInProgress {
+    row: Bytes,
+    /// Its cells received but not yet delivered.
+    held: Option<RowResult>,
+    /// How many of its cells were delivered.
+    delivered: usize,
+}
+
+/// The delivered cells of a row a scanner was reopened at.
+struct Skip {
+    row: Bytes,
+    /// Cells of the row delivered before the reopen.
+    delivered: usize,
+    /// How many of them the server has yet to send again.
+    left: usize,
+}
+
 struct Scanner {
     rt: Arc<Runtime>,
     opts: Arc<CallOptions>,
@@ -113,12 +170,18 @@ struct Scanner {
     scan: Scan,
     position: Position,
     remaining: Option<u64>,
-    /// Cells of a row whose remaining cells come in a later response.
-    partial: Option<RowResult>,
+    assembly: Assembly,
+    in_row: Option<RowInProgress>,
+    /// After a reopen within a row: the cells of it the server sends again that were
+    /// delivered before.
+    skip: Option<Skip>,
     /// The region being scanned and the MVCC read point its first open returned: a reopen
     /// in the same region sends it back, so the scan does not see later writes (Java keeps
     /// it within a region and starts afresh in the next).
     read_point: Option<(Bytes, u64)>,
+    /// The last region scan failed: the next one is a retry.
+    failed: bool,
+    metrics: Recorder,
 }
 
 /// An open server-side scanner.
@@ -126,6 +189,26 @@ struct Open<'e> {
     ep: &'e Endpoint,
     id: u64,
     lease: Duration,
+}
+
+/// Counts into the scan's metrics, when the scan collects them.
+#[derive(Clone, Default)]
+struct Recorder(Option<Arc<Mutex<ScanMetrics>>>);
+
+impl Recorder {
+    fn record(&self, f: impl FnOnce(&mut ScanMetrics)) {
+        if let Some(m) = &self.0 {
+            f(&mut lock(m));
+        }
+    }
+
+    fn enabled(&self) -> Option<bool> {
+        self.0.as_ref().map(|_| true)
+    }
+}
+
+fn lock(m: &Mutex<ScanMetrics>) -> std::sync::MutexGuard<'_, ScanMetrics> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 enum Delivery {
@@ -146,11 +229,26 @@ impl Attempt for RegionScan<'_> {
 
     async fn attempt(&mut self, op: &Operation<'_>) -> Result<Option<Delivery>> {
         let scanned = self.scanner.scan_region(op, self.tx).await;
-        if scanned.is_err() {
-            // The next attempt reopens after the last complete row delivered, so the cells of
-            // a row still incomplete come again. (A row left incomplete when its region ends
-            // stays: the next region's first row completes it.)
-            self.scanner.partial = None;
+        self.scanner.failed = false;
+        if let Err(e) = &scanned {
+            // The next attempt reopens after the last complete row delivered, or at the row
+            // whose first cells were delivered; the cells not delivered come again.
+            self.scanner.failed = true;
+            // Reopening within a row: the cells of it delivered come again and are dropped.
+            if let Some(r) = self.scanner.in_row.take().filter(|r| r.delivered > 0) {
+                self.scanner.skip = Some(Skip {
+                    row: r.row,
+                    delivered: r.delivered,
+                    left: r.delivered,
+                });
+            }
+            if e.remote()
+                .is_some_and(|r| r.class_name.ends_with(".NotServingRegionException"))
+            {
+                self.scanner
+                    .metrics
+                    .record(|m| m.not_serving_region_exceptions += 1);
+            }
         }
         scanned
     }
@@ -169,6 +267,12 @@ impl Scanner {
         let op = Operation::new(&rt, &opts, Idempotency::Scan).on_table(&table);
         loop {
             if matches!(self.position, Position::Done) || self.remaining == Some(0) {
+                // A row whose last piece still said "more" ends with the scan.
+                let mut last = Vec::new();
+                self.end_row(&mut last);
+                if !last.is_empty() {
+                    let _ = tx.send(Ok(last)).await;
+                }
                 return Ok(());
             }
             let scanned = op.retry_with(&mut RegionScan { scanner: self, tx }).await?;
@@ -186,6 +290,13 @@ impl Scanner {
         let table = self.table.clone();
         let ep = op.resolve(Target::Region(&table, seek.borrow())).await?;
         let loc = ep.loc.clone().expect("a region target has a location");
+        let host = ep.server().host.clone();
+        if self.failed {
+            self.metrics.record(|m| m.add_retry(&host));
+        }
+        if let Some(skip) = &self.skip {
+            self.position = Position::At(skip.row.clone(), true);
+        }
         let (start, include_start) = match &self.position {
             Position::At(row, include) => (row.clone(), *include),
             _ => (Bytes::new(), true),
@@ -203,10 +314,18 @@ impl Scanner {
             number_of_rows: Some(self.batch_rows()),
             client_handles_partials: Some(true),
             client_handles_heartbeats: Some(true),
+            track_scan_metrics: self.metrics.enabled(),
             limit_of_rows: self.remaining.map(|r| r.min(u32::MAX as u64) as u32),
             ..Default::default()
         };
+        self.metrics.record(|m| {
+            m.regions_scanned += 1;
+            m.add_call(&host);
+        });
+        let sent = Instant::now();
         let (mut resp, mut cellblock) = call(op, &ep, &open_req).await?;
+        self.metrics
+            .record(|m| m.millis_between_nexts += elapsed_ms(sent));
         if self.read_point.is_none() {
             if let Some(point) = resp.mvcc_read_point.filter(|&p| p > 0) {
                 self.read_point = Some((loc.region.name.clone(), point));
@@ -218,21 +337,25 @@ impl Scanner {
             lease: Duration::from_millis(resp.ttl.unwrap_or(60_000) as u64),
         });
         loop {
-            let rows = self.stitch(results_from_scan(&mut resp, cellblock)?);
-            if !rows.is_empty() {
-                if let Some(last) = rows.last() {
-                    self.position = Position::At(last.row.clone(), false);
+            let pieces = results_from_scan(&mut resp, cellblock)?;
+            self.metrics.record(|m| {
+                if let Some(server) = &resp.scan_metrics {
+                    m.add_server(server);
                 }
+                m.add_cells(&host, pieces.iter().flat_map(|(r, _)| &r.cells));
+            });
+            let rows = self.assemble(pieces);
+            if !rows.is_empty() {
                 op.progressed();
                 if let Delivery::ConsumerGone = self.deliver(op, tx, rows, open.as_ref()).await {
-                    close(op, open.take()).await;
+                    close(op, open.take(), &self.metrics).await;
                     return Ok(Some(Delivery::ConsumerGone));
                 }
                 // However long the consumer took, it took the rows.
                 op.progressed();
             }
             if self.remaining == Some(0) {
-                close(op, open.take()).await;
+                close(op, open.take(), &self.metrics).await;
                 self.position = Position::Done;
                 return Ok(Some(Delivery::Sent));
             }
@@ -255,9 +378,15 @@ impl Scanner {
                 number_of_rows: Some(self.batch_rows()),
                 client_handles_partials: Some(true),
                 client_handles_heartbeats: Some(true),
+                track_scan_metrics: self.metrics.enabled(),
                 ..Default::default()
             };
-            match call(op, &ep, &next).await {
+            self.metrics.record(|m| m.add_call(&host));
+            let sent = Instant::now();
+            let answer = call(op, &ep, &next).await;
+            self.metrics
+                .record(|m| m.millis_between_nexts += elapsed_ms(sent));
+            match answer {
                 Ok((r, cb)) => {
                     resp = r;
                     cellblock = cb;
@@ -268,7 +397,7 @@ impl Scanner {
                     // failed is left to its lease: closing it there would wait out another
                     // RPC timeout before the reopen.
                     if e.remote().is_some() {
-                        close(op, open.take()).await;
+                        close(op, open.take(), &self.metrics).await;
                     }
                     return Err(e);
                 }
@@ -333,32 +462,108 @@ impl Scanner {
         };
     }
 
-    /// Joins partial rows; returns the rows that are complete.
-    fn stitch(&mut self, results: Vec<(RowResult, bool)>) -> Vec<RowResult> {
-        let mut complete = Vec::with_capacity(results.len());
-        for (row, partial) in results {
-            let row = match self.partial.take() {
-                Some(mut acc) if acc.row == row.row => {
-                    acc.cells.extend(row.cells);
-                    acc
+    /// Turns the server's pieces of rows into the results the scan returns (whole rows,
+    /// batches or pieces), counting complete rows against the limit and moving the position
+    /// past what is returned.
+    fn assemble(&mut self, pieces: Vec<(RowResult, bool)>) -> Vec<RowResult> {
+        let mut out = Vec::with_capacity(pieces.len());
+        for (mut piece, more) in pieces {
+            if self.remaining == Some(0) {
+                break;
+            }
+            let mut resumed = 0;
+            if let Some(mut skip) = self.skip.take() {
+                if skip.row == piece.row {
+                    let k = skip.left.min(piece.cells.len());
+                    piece.cells.drain(..k);
+                    skip.left -= k;
+                    resumed = skip.delivered;
+                    if skip.left > 0 {
+                        self.skip = Some(skip);
+                    }
                 }
-                Some(acc) => {
-                    complete.push(acc);
-                    row
+            }
+            if self.in_row.as_ref().is_some_and(|r| r.row != piece.row) {
+                // The row ended without a last piece saying so.
+                self.end_row(&mut out);
+                if self.remaining == Some(0) {
+                    break;
                 }
-                None => row,
+            }
+            let in_row = self.in_row.get_or_insert_with(|| RowInProgress {
+                row: piece.row.clone(),
+                held: None,
+                delivered: resumed,
+            });
+            match in_row.held.as_mut() {
+                Some(held) => {
+                    held.cells.append(&mut piece.cells);
+                    let stale = held.is_stale() || piece.is_stale();
+                    held.set_stale(stale);
+                }
+                None => in_row.held = Some(piece),
+            }
+            let cut = match self.assembly {
+                Assembly::Whole => None,
+                Assembly::Batch(cells) => Some(cells),
+                Assembly::Pieces => Some(usize::MAX),
             };
-            if partial {
-                self.partial = Some(row);
-            } else if !row.is_empty() {
-                complete.push(row);
+            if let Some(cells) = cut {
+                self.deliver_held(cells, more, &mut out);
+            }
+            if !more {
+                self.end_row(&mut out);
             }
         }
-        if let Some(limit) = self.remaining.as_mut() {
-            complete.truncate(*limit as usize);
-            *limit -= complete.len() as u64;
+        out
+    }
+
+    /// Moves the held cells of the row in progress to `out` in results of `cells` cells
+    /// (fewer for all its held cells when `cells` is `usize::MAX`), keeping back a last,
+    /// smaller result while more cells of the row follow.
+    fn deliver_held(&mut self, cells: usize, more: bool, out: &mut Vec<RowResult>) {
+        let Some(in_row) = self.in_row.as_mut() else {
+            return;
+        };
+        let Some(mut held) = in_row.held.take() else {
+            return;
+        };
+        loop {
+            let n = held.cells.len();
+            let full = if cells == usize::MAX {
+                n > 0
+            } else {
+                n >= cells
+            };
+            if !full || (!more && n <= cells) {
+                break;
+            }
+            let rest = held.cells.split_off(n.min(cells));
+            let mut result = RowResult::from_cells(std::mem::replace(&mut held.cells, rest));
+            result.set_stale(held.is_stale());
+            result.set_more_cells(true);
+            in_row.delivered += result.cells.len();
+            self.position = Position::At(in_row.row.clone(), true);
+            out.push(result);
         }
-        complete
+        in_row.held = Some(held);
+    }
+
+    /// The row in progress is complete: its held cells become its last result.
+    fn end_row(&mut self, out: &mut Vec<RowResult>) {
+        let Some(in_row) = self.in_row.take() else {
+            return;
+        };
+        if let Some(held) = in_row.held.filter(|h| !h.is_empty()) {
+            out.push(held);
+        } else if in_row.delivered == 0 {
+            // An empty row: nothing returned, nothing counted.
+            return;
+        }
+        self.position = Position::At(in_row.row, false);
+        if let Some(limit) = self.remaining.as_mut() {
+            *limit -= 1;
+        }
     }
 
     /// Hands rows to the consumer, renewing the scanner lease while it is slow.
@@ -392,6 +597,7 @@ impl Scanner {
                             renew: Some(true),
                             ..Default::default()
                         };
+                        self.metrics.record(|m| m.add_call(&o.ep.server().host));
                         if let Err(e) = call_quietly(op, o.ep, &renew).await {
                             tracing::debug!(error = %e, "scanner lease renewal failed");
                         }
@@ -400,6 +606,10 @@ impl Scanner {
             }
         }
     }
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    since.elapsed().as_millis() as u64
 }
 
 /// One scan call; a failure is classified (and stale locations dropped) by the caller.
@@ -425,8 +635,9 @@ async fn call_quietly(
 }
 
 /// Closes an open scanner (best effort).
-async fn close(op: &Operation<'_>, open: Option<Open<'_>>) {
+async fn close(op: &Operation<'_>, open: Option<Open<'_>>, metrics: &Recorder) {
     if let Some(o) = open {
+        metrics.record(|m| m.add_call(&o.ep.server().host));
         let req = hbase_proto::ScanRequest {
             scanner_id: Some(o.id),
             number_of_rows: Some(0),

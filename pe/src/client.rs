@@ -8,7 +8,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use hbase_client::{
     Action, Append, BufferedMutator, CheckAndMutate, Client, Comparator, CompareOp, Delete,
-    Durability, Filter, Get, Increment, MutatorConfig, Put, RowResult, Scan, ScanStream, Table,
+    Durability, Filter, Get, Increment, MutatorConfig, Put, RowResult, Scan, ScanMetrics,
+    ScanStream, Table,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -64,7 +65,55 @@ struct Worker {
     gets: Vec<Action>,
     puts: Vec<Action>,
     value_sizes: Reservoir,
+    scan_metrics: ScanMetricsHistograms,
     cas_qualifier: Bytes,
+}
+
+/// PerformanceEvaluation's histograms of the client scan metrics, one sample per scan of
+/// the seek and range tests, printed after the latency block.
+#[derive(Default)]
+struct ScanMetricsHistograms {
+    rpc_calls: Reservoir,
+    remote_rpc_calls: Reservoir,
+    millis_between_next: Reservoir,
+    regions_scanned: Reservoir,
+    bytes_in_results: Reservoir,
+    bytes_in_remote_results: Reservoir,
+}
+
+impl ScanMetricsHistograms {
+    fn update(&mut self, m: &ScanMetrics) {
+        self.rpc_calls.update(m.rpc_calls as i64);
+        self.remote_rpc_calls.update(m.remote_rpc_calls as i64);
+        self.millis_between_next
+            .update(m.millis_between_nexts as i64);
+        self.regions_scanned.update(m.regions_scanned as i64);
+        // As PerformanceEvaluation: byte counts only when something came back.
+        if m.bytes_in_results > 0 {
+            self.bytes_in_results.update(m.bytes_in_results as i64);
+        }
+        if m.bytes_in_remote_results > 0 {
+            self.bytes_in_remote_results
+                .update(m.bytes_in_remote_results as i64);
+        }
+    }
+
+    /// The report lines of the histograms that have samples, in PerformanceEvaluation's
+    /// order and words.
+    fn report(&self) -> String {
+        [
+            ("rpcCalls (count)", &self.rpc_calls),
+            ("remoteRpcCalls (count)", &self.remote_rpc_calls),
+            ("millisBetweenNext (latency)", &self.millis_between_next),
+            ("regionsScanned (count)", &self.regions_scanned),
+            ("bytesInResults (size)", &self.bytes_in_results),
+            ("bytesInRemoteResults (size)", &self.bytes_in_remote_results),
+        ]
+        .iter()
+        .filter(|(_, h)| h.count() > 0)
+        .map(|(name, h)| format!("\n{name}: {}", histogram_report(&h.snapshot())))
+        .collect()
+    }
 }
 
 /// Runs client `index` against `client` and prints what PerformanceEvaluation prints for it.
@@ -105,6 +154,7 @@ pub async fn run_one_client(
         gets: Vec::new(),
         puts: Vec::new(),
         value_sizes: Reservoir::default(),
+        scan_metrics: ScanMetricsHistograms::default(),
         cas_qualifier: Bytes::from(opts.class_name.to_string()),
         opts: opts.clone(),
     };
@@ -187,6 +237,7 @@ pub async fn run_one_client(
     } else {
         block.push_str("\nNo valueSize statistics available");
     }
+    block.push_str(&w.scan_metrics.report());
     out.line(block);
     let sampled_rows = (opts.per_client_rows as f32 * opts.sample_rate) as u64;
     out.line(format!(
@@ -268,12 +319,18 @@ impl Worker {
         scan
     }
 
-    async fn drain(&mut self, mut stream: ScanStream) -> Result<u64, PeError> {
+    /// Reads every row of `scan` and samples its scan metrics (as PerformanceEvaluation's
+    /// range, seek and filter scans do).
+    async fn drain(&mut self, scan: Scan) -> Result<u64, PeError> {
+        let mut stream = self.table.scan(scan.scan_metrics(true));
         let mut rows = 0;
         while let Some(r) = stream.next().await {
             let r = r?;
             self.record_result(Some(&r));
             rows += 1;
+        }
+        if let Some(m) = stream.metrics() {
+            self.scan_metrics.update(&m);
         }
         Ok(rows)
     }
@@ -362,7 +419,7 @@ impl Worker {
                 let start = self.random_row();
                 let (first, stop) = (format_row(start), format_row(start + range));
                 let scan = self.scan().start_row(first.clone()).stop_row(stop.clone());
-                let rows = self.drain(self.table.scan(scan)).await?;
+                let rows = self.drain(scan).await?;
                 if i % 100 == 0 {
                     out.line(format!(
                         "Scan for key range {} - {} returned {rows} rows",
@@ -377,7 +434,7 @@ impl Worker {
                     .scan()
                     .start_row(format_row(start))
                     .filter(Filter::All(vec![Filter::Page(120)]));
-                self.drain(self.table.scan(scan)).await?;
+                self.drain(scan).await?;
             }
             Command::FilterScan => {
                 let len = self.value_length();
@@ -402,7 +459,7 @@ impl Worker {
                 } else {
                     scan = scan.family(family0);
                 }
-                self.drain(self.table.scan(scan)).await?;
+                self.drain(scan).await?;
             }
             Command::Increment => {
                 let mut inc = Increment::new(format_row(i));

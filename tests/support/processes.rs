@@ -21,6 +21,10 @@ use hbase_client::{Client, ClientConfig, ClientConfigBuilder, ServerName};
 /// Region servers of the cluster.
 pub const REGION_SERVERS: u32 = 3;
 
+/// How long a query of the cluster's state waits for a ZooKeeper that does not answer (it is
+/// starting, or too busy to answer one query in time): as long as a daemon's start may take.
+pub const ZK_ANSWER_LIMIT: Duration = Duration::from_secs(180);
+
 fn env_port(name: &str) -> Option<u16> {
     std::env::var(name).ok().and_then(|p| p.trim().parse().ok())
 }
@@ -274,11 +278,23 @@ impl ProcessCluster {
     }
 
     /// `scripts/hbase-local status`, and from it the daemon named on the line `label`
-    /// (`"meta on:"` or `"master:"`), e.g. `Some(Role::Rs(2))`.
+    /// (`"meta on:"` or `"master:"`), e.g. `Some(Role::Rs(2))`; `None` if ZooKeeper names
+    /// none. `status` prints those lines only when its ZooKeeper query was answered: one that
+    /// was not (a busy ZooKeeper can miss one) is asked again, for at most [`ZK_ANSWER_LIMIT`],
+    /// so that a missed answer is not read as "none". Not for while ZooKeeper is down.
     pub async fn status_role(&self, label: &str) -> Option<Role> {
-        let out = self.script(&["status"]).await;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text.lines().find_map(|l| l.trim().strip_prefix(label))?;
+        let line = wait_for(
+            &format!("ZooKeeper to answer `scripts/hbase-local status` ({label})"),
+            ZK_ANSWER_LIMIT,
+            || async {
+                let out = self.script(&["status"]).await;
+                let text = String::from_utf8_lossy(&out.stdout);
+                text.lines()
+                    .find_map(|l| l.trim().strip_prefix(label))
+                    .map(str::to_string)
+            },
+        )
+        .await;
         let role = line.rsplit_once('(')?.1.trim_end_matches(')');
         if let Some(n) = role.strip_prefix("rs") {
             n.parse().ok().map(Role::Rs)

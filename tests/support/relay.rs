@@ -1,15 +1,22 @@
-//! A byte relay with a partition switch, for the connections the HBase-aware
-//! [`FaultProxy`](crate::proxy::FaultProxy) does not carry: a ZooKeeper session (the client's,
-//! or a region server's), and a region server's own outgoing RPCs (to the master and to other
-//! region servers), which reach it as a SOCKS5 proxy (Hadoop's `SocksSocketFactory`).
+//! The tests' byte relay: it copies TCP bytes both ways between a client and loopback
+//! servers, for what the HBase-aware [`FaultProxy`](crate::proxy::FaultProxy) does not do.
+//!
+//! - In front of one address ([`Relay::to`]): a ZooKeeper session (the client's, or a region
+//!   server's); as a SOCKS5 proxy ([`Relay::socks5`]): a region server's own outgoing RPCs (to
+//!   the master and to other region servers), through Hadoop's `SocksSocketFactory`.
+//! - Through the client's address mapper ([`Relay::new`], [`Relay::mapper`]): a listener per
+//!   server the client dials, which also keeps a copy of everything relayed ([`Relay::saw`]),
+//!   to see what travels on the wire of a secured connection.
 //!
 //! [`Relay::partition`] drops everything both ways: no byte is forwarded on the open
 //! connections (their sockets stay open, as with a pulled cable) and new connections are
 //! accepted and then hear nothing. [`Relay::heal`] lets the bytes flow again; connections that
-//! the peers gave up meanwhile are closed by them.
+//! the peers gave up meanwhile are closed by them. [`Relay::close_all`] closes every open
+//! connection, both sides.
 //!
 //! Loopback only; every task belongs to the relay and ends when it is dropped.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -20,7 +27,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
-/// Where a relay sends what it accepts.
+/// Where a listener sends what it accepts.
 #[derive(Debug, Clone)]
 enum Target {
     /// Always this address.
@@ -29,28 +36,146 @@ enum Target {
     Socks,
 }
 
+/// Most bytes a recording relay keeps (then it keeps the latest).
+const MAX_SEEN: usize = 64 << 20;
+
+/// How long the relay waits for a loopback server to take its connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
 struct Shared {
+    /// Keep a copy of what is relayed (the mapper's relays, which look at the wire).
+    record: bool,
     partitioned: AtomicBool,
+    /// The relay is dropped: every connection ends.
+    closed: AtomicBool,
+    /// [`Relay::close_all`] calls so far: a connection opened before the latest one ends.
+    resets: AtomicU64,
+    /// Bumped on every change of the three above.
     changes: watch::Sender<u64>,
     accepted: AtomicU64,
     bytes: AtomicU64,
     /// Local ports of the relay's connections to its upstreams, newest last.
     upstream_ports: Mutex<Vec<u16>>,
+    seen: Mutex<Vec<u8>>,
+    /// The mapper's listeners: upstream address → local address.
+    listeners: Mutex<HashMap<String, String>>,
+    accept_tasks: Mutex<Vec<AbortHandle>>,
 }
 
-/// A listener on `127.0.0.1:<port>` relaying to a fixed address or, as a SOCKS5 proxy, to
-/// the address each connection asks for.
+impl Shared {
+    fn new(record: bool) -> Arc<Shared> {
+        Arc::new(Shared {
+            record,
+            partitioned: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            resets: AtomicU64::new(0),
+            changes: watch::channel(0).0,
+            accepted: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            upstream_ports: Mutex::new(Vec::new()),
+            seen: Mutex::new(Vec::new()),
+            listeners: Mutex::new(HashMap::new()),
+            accept_tasks: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|v| *v += 1);
+    }
+
+    /// Whether a connection opened after `reset` resets must end.
+    fn ended(&self, reset: u64) -> bool {
+        self.closed.load(SeqCst) || self.resets.load(SeqCst) != reset
+    }
+
+    /// Waits until bytes may flow (not partitioned); `Err` when the connection must end.
+    async fn until_open(&self, reset: u64, changes: &mut watch::Receiver<u64>) -> Result<(), ()> {
+        loop {
+            if self.ended(reset) {
+                return Err(());
+            }
+            if !self.partitioned.load(SeqCst) {
+                return Ok(());
+            }
+            changes.changed().await.map_err(|_| ())?;
+        }
+    }
+
+    fn keep(&self, bytes: &[u8]) {
+        if !self.record {
+            return;
+        }
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() + bytes.len() > MAX_SEEN {
+            let excess = (seen.len() + bytes.len() - MAX_SEEN).min(seen.len());
+            seen.drain(..excess);
+        }
+        seen.extend_from_slice(bytes);
+    }
+
+    /// A listener relaying to `target`; returns its address.
+    fn listen(self: &Arc<Shared>, listener: TcpListener, target: Target) -> SocketAddr {
+        let addr = listener.local_addr().expect("the relay's local address");
+        let task = tokio::spawn(accept_loop(listener, target, self.clone())).abort_handle();
+        self.accept_tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(task);
+        addr
+    }
+
+    /// The local address of the mapper's listener for `upstream`, opened on first use.
+    fn local_for(self: &Arc<Shared>, upstream: &str) -> String {
+        let mut map = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(local) = map.get(upstream) {
+            return local.clone();
+        }
+        let host = upstream.rsplit_once(':').map_or(upstream, |(h, _)| h);
+        assert!(
+            host == "localhost" || host.starts_with("127."),
+            "the relay serves loopback servers only, not {upstream}"
+        );
+        // Bound here, synchronously: the mapper is no async function.
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a relay");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let listener = TcpListener::from_std(std_listener).expect("inside a tokio runtime");
+        // The relay dials what the server advertises (its name, so TLS and Kerberos see it).
+        let local = self
+            .listen(listener, Target::Fixed(upstream.to_string()))
+            .to_string();
+        map.insert(upstream.to_string(), local.clone());
+        local
+    }
+}
+
+/// A relay: listeners on `127.0.0.1`, each relaying to a fixed address or, as a SOCKS5 proxy,
+/// to the address each connection asks for. Dropping it ends every connection.
 pub struct Relay {
-    addr: SocketAddr,
+    /// The listener of [`Relay::to`] and [`Relay::socks5`].
+    addr: Option<SocketAddr>,
     shared: Arc<Shared>,
-    accept_task: AbortHandle,
 }
 
 impl Drop for Relay {
     fn drop(&mut self) {
-        self.accept_task.abort();
+        self.shared.closed.store(true, SeqCst);
+        for task in self
+            .shared
+            .accept_tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            task.abort();
+        }
         // Wakes the connection tasks so they notice the relay is gone.
-        self.shared.changes.send_modify(|v| *v += 1);
+        self.shared.changed();
+    }
+}
+
+impl Default for Relay {
+    fn default() -> Relay {
+        Relay::new()
     }
 }
 
@@ -69,38 +194,53 @@ impl Relay {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind a relay");
-        let addr = listener.local_addr().unwrap();
-        let shared = Arc::new(Shared {
-            partitioned: AtomicBool::new(false),
-            changes: watch::channel(0).0,
-            accepted: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-            upstream_ports: Mutex::new(Vec::new()),
-        });
-        let accept_task =
-            tokio::spawn(accept_loop(listener, target, shared.clone())).abort_handle();
+        let shared = Shared::new(false);
+        let addr = shared.listen(listener, target);
         Relay {
-            addr,
+            addr: Some(addr),
             shared,
-            accept_task,
         }
     }
 
-    /// `127.0.0.1:<port>` of the listener.
+    /// A relay with no listener yet, which keeps a copy of what it relays: its listeners
+    /// appear as the client maps addresses through [`Relay::mapper`].
+    pub fn new() -> Relay {
+        Relay {
+            addr: None,
+            shared: Shared::new(true),
+        }
+    }
+
+    /// The address mapper to give `ClientConfigBuilder::address_mapper`: each server address
+    /// the client dials is mapped to a listener of this relay in front of it.
+    pub fn mapper(&self) -> impl Fn(&str) -> String + Send + Sync + 'static {
+        let shared = self.shared.clone();
+        move |addr: &str| shared.local_for(addr)
+    }
+
+    /// `127.0.0.1:<port>` of the listener of [`Relay::to`] or [`Relay::socks5`].
     pub fn address(&self) -> String {
-        self.addr.to_string()
+        self.addr
+            .expect("a relay of Relay::to or Relay::socks5 (Relay::new has only the mapper's)")
+            .to_string()
     }
 
     /// Drops everything both ways, on open and new connections, until [`Relay::heal`].
     pub fn partition(&self) {
         self.shared.partitioned.store(true, SeqCst);
-        self.shared.changes.send_modify(|v| *v += 1);
+        self.shared.changed();
     }
 
     /// Lets bytes flow again.
     pub fn heal(&self) {
         self.shared.partitioned.store(false, SeqCst);
-        self.shared.changes.send_modify(|v| *v += 1);
+        self.shared.changed();
+    }
+
+    /// Closes every connection open now (both sides); new ones are relayed as before.
+    pub fn close_all(&self) {
+        self.shared.resets.fetch_add(1, SeqCst);
+        self.shared.changed();
     }
 
     /// Connections accepted so far.
@@ -122,6 +262,25 @@ impl Relay {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+
+    /// Everything relayed so far, both directions (a relay of [`Relay::new`]).
+    pub fn seen(&self) -> Vec<u8> {
+        self.shared
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether `needle` appears in what was relayed (a relay of [`Relay::new`]).
+    pub fn saw(&self, needle: &[u8]) -> bool {
+        self.shared
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .windows(needle.len())
+            .any(|w| w == needle)
+    }
 }
 
 async fn accept_loop(listener: TcpListener, target: Target, shared: Arc<Shared>) {
@@ -138,18 +297,11 @@ async fn accept_loop(listener: TcpListener, target: Target, shared: Arc<Shared>)
     }
 }
 
-/// Waits until the relay is not partitioned (or is dropped: `Err`).
-async fn until_healed(shared: &Shared, changes: &mut watch::Receiver<u64>) -> Result<(), ()> {
-    while shared.partitioned.load(SeqCst) {
-        changes.changed().await.map_err(|_| ())?;
-    }
-    Ok(())
-}
-
 async fn serve(mut client: TcpStream, target: Target, shared: Arc<Shared>) -> std::io::Result<()> {
+    let reset = shared.resets.load(SeqCst);
     let mut changes = shared.changes.subscribe();
     // A partition also swallows the handshake of a connection accepted during it.
-    if until_healed(&shared, &mut changes).await.is_err() {
+    if shared.until_open(reset, &mut changes).await.is_err() {
         return Ok(());
     }
     let upstream = match target {
@@ -162,11 +314,10 @@ async fn serve(mut client: TcpStream, target: Target, shared: Arc<Shared>) -> st
     if !(host.starts_with("127.") || host == "localhost") {
         return Ok(()); // loopback only
     }
-    let server =
-        match tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(&upstream)).await {
-            Ok(Ok(s)) => s,
-            _ => return Ok(()),
-        };
+    let server = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&upstream)).await {
+        Ok(Ok(s)) => s,
+        _ => return Ok(()),
+    };
     let _ = server.set_nodelay(true);
     let _ = client.set_nodelay(true);
     if let Ok(local) = server.local_addr() {
@@ -180,22 +331,24 @@ async fn serve(mut client: TcpStream, target: Target, shared: Arc<Shared>) -> st
     let (sr, sw) = server.into_split();
     // Either direction ending closes both.
     tokio::select! {
-        _ = pump(cr, sw, &shared) => {}
-        _ = pump(sr, cw, &shared) => {}
+        _ = pump(cr, sw, &shared, reset) => {}
+        _ = pump(sr, cw, &shared, reset) => {}
     }
     Ok(())
 }
 
-/// Copies `from` to `to` while not partitioned; holds the bytes back while partitioned.
+/// Copies `from` to `to` while not partitioned, holding the bytes back while partitioned,
+/// until either side closes or the connection must end.
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     shared: &Shared,
+    reset: u64,
 ) -> std::io::Result<()> {
     let mut changes = shared.changes.subscribe();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        if until_healed(shared, &mut changes).await.is_err() {
+        if shared.until_open(reset, &mut changes).await.is_err() {
             return Ok(());
         }
         tokio::select! {
@@ -206,9 +359,10 @@ async fn pump(
                     return Ok(());
                 }
                 // Bytes read just as a partition began are held until it heals.
-                if until_healed(shared, &mut changes).await.is_err() {
+                if shared.until_open(reset, &mut changes).await.is_err() {
                     return Ok(());
                 }
+                shared.keep(&buf[..n]);
                 to.write_all(&buf[..n]).await?;
                 shared.bytes.fetch_add(n as u64, SeqCst);
             }
@@ -311,6 +465,44 @@ mod tests {
         s.read_exact(&mut buf).await.unwrap();
         assert_eq!(&buf, b"lost?");
         assert_eq!(roundtrip(&mut s, b"again").await, b"again");
+    }
+
+    #[tokio::test]
+    async fn mapper_listeners_record_and_close_all() {
+        let echo = echo_server().await;
+        let relay = Relay::new();
+        let map = relay.mapper();
+        let local = map(&echo);
+        assert_eq!(map(&echo), local, "one listener per server");
+        let mut s = TcpStream::connect(&local).await.unwrap();
+        assert_eq!(roundtrip(&mut s, b"marker-1").await, b"marker-1");
+        assert!(relay.saw(b"marker-1"));
+        relay.close_all();
+        let mut buf = [0u8; 1];
+        assert!(
+            matches!(s.read(&mut buf).await, Ok(0) | Err(_)),
+            "close_all left the connection open"
+        );
+        // New connections are relayed as before.
+        let mut again = TcpStream::connect(&local).await.unwrap();
+        assert_eq!(roundtrip(&mut again, b"again").await, b"again");
+        assert_eq!(relay.accepted(), 2);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_relay_ends_its_connections() {
+        let echo = echo_server().await;
+        let relay = Relay::to(&echo).await;
+        let mut s = TcpStream::connect(relay.address()).await.unwrap();
+        assert_eq!(roundtrip(&mut s, b"before").await, b"before");
+        drop(relay);
+        let mut buf = [0u8; 1];
+        // The bound only turns a hang (the connection outliving the relay) into a failure.
+        let read = tokio::time::timeout(Duration::from_secs(30), s.read(&mut buf)).await;
+        assert!(
+            matches!(read, Ok(Ok(0) | Err(_))),
+            "a connection outlived its relay: {read:?}"
+        );
     }
 
     #[tokio::test]

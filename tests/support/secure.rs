@@ -1,5 +1,5 @@
-//! The secured local clusters of `scripts/hbase-local` (its Kerberos and TLS modes), and a raw
-//! byte relay that sees what travels on the wire.
+//! The secured local clusters of `scripts/hbase-local` (its Kerberos and TLS modes). What
+//! travels on their wire is seen through [`crate::relay::Relay::new`].
 //!
 //! Each cluster is started on first use and left running for later tests and test binaries;
 //! `scripts/test` stops the ones it did not find running. Directories and ports (defaults beside
@@ -13,12 +13,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, OnceLock};
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use std::sync::OnceLock;
 
 /// A running secured cluster and what its `security.env` says.
 pub struct SecureCluster {
@@ -164,158 +159,5 @@ impl SecureCluster {
                 self.dir.display()
             )
         })
-    }
-}
-
-/// A plain TCP relay in front of loopback servers, through the client's address mapper: it
-/// copies bytes both ways, keeps a copy of everything it relayed, and can close every open
-/// connection (so the client must connect, and authenticate, again).
-#[derive(Clone, Default)]
-pub struct Relay {
-    inner: Arc<RelayInner>,
-}
-
-struct RelayInner {
-    listeners: Mutex<HashMap<String, String>>,
-    seen: Mutex<Vec<u8>>,
-    accepted: AtomicU64,
-    resets: watch::Sender<u64>,
-}
-
-impl Default for RelayInner {
-    fn default() -> Self {
-        RelayInner {
-            listeners: Mutex::new(HashMap::new()),
-            seen: Mutex::new(Vec::new()),
-            accepted: AtomicU64::new(0),
-            resets: watch::channel(0).0,
-        }
-    }
-}
-
-/// Most bytes the relay keeps (then it keeps the latest).
-const MAX_SEEN: usize = 64 << 20;
-
-impl Relay {
-    /// A relay with no listeners yet; they appear as the client maps addresses.
-    pub fn new() -> Relay {
-        Relay::default()
-    }
-
-    /// The address mapper to give `ClientConfigBuilder::address_mapper`.
-    pub fn mapper(&self) -> impl Fn(&str) -> String + Send + Sync + 'static {
-        let inner = self.inner.clone();
-        move |addr: &str| RelayInner::local_for(&inner, addr)
-    }
-
-    /// Everything relayed so far, both directions.
-    pub fn seen(&self) -> Vec<u8> {
-        self.inner.seen.lock().unwrap().clone()
-    }
-
-    /// Whether `needle` appears in what was relayed.
-    pub fn saw(&self, needle: &[u8]) -> bool {
-        self.inner
-            .seen
-            .lock()
-            .unwrap()
-            .windows(needle.len())
-            .any(|w| w == needle)
-    }
-
-    /// Connections accepted so far.
-    pub fn accepted(&self) -> u64 {
-        self.inner.accepted.load(SeqCst)
-    }
-
-    /// Closes every connection open now (both sides).
-    pub fn close_all(&self) {
-        self.inner.resets.send_modify(|n| *n += 1);
-    }
-}
-
-impl RelayInner {
-    fn local_for(inner: &Arc<RelayInner>, upstream: &str) -> String {
-        let mut map = inner.listeners.lock().unwrap();
-        if let Some(local) = map.get(upstream) {
-            return local.clone();
-        }
-        let host = upstream.rsplit_once(':').map_or(upstream, |(h, _)| h);
-        assert!(
-            host == "localhost" || host.starts_with("127."),
-            "the relay serves loopback servers only, not {upstream}"
-        );
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        std_listener.set_nonblocking(true).expect("nonblocking");
-        let local = std_listener.local_addr().expect("local addr").to_string();
-        let listener = TcpListener::from_std(std_listener).expect("inside a tokio runtime");
-        // The relay dials what the server advertises (its name, so TLS and Kerberos see it).
-        tokio::spawn(accept_loop(
-            listener,
-            upstream.to_string(),
-            Arc::downgrade(inner),
-        ));
-        map.insert(upstream.to_string(), local.clone());
-        local
-    }
-}
-
-async fn accept_loop(listener: TcpListener, upstream: String, inner: std::sync::Weak<RelayInner>) {
-    loop {
-        let Ok((client, _)) = listener.accept().await else {
-            continue;
-        };
-        let Some(relay) = inner.upgrade() else { return };
-        relay.accepted.fetch_add(1, SeqCst);
-        let resets = relay.resets.subscribe();
-        let upstream = upstream.clone();
-        let weak = inner.clone();
-        tokio::spawn(async move {
-            let Ok(server) = TcpStream::connect(&upstream).await else {
-                return;
-            };
-            pipe(client, server, weak, resets).await;
-        });
-    }
-}
-
-async fn pipe(
-    client: TcpStream,
-    server: TcpStream,
-    inner: std::sync::Weak<RelayInner>,
-    mut resets: watch::Receiver<u64>,
-) {
-    let (cr, cw) = client.into_split();
-    let (sr, sw) = server.into_split();
-    let up = tokio::spawn(copy(cr, sw, inner.clone()));
-    let down = tokio::spawn(copy(sr, cw, inner));
-    let _ = resets.changed().await;
-    // Stop both directions; dropping the halves closes both sockets.
-    up.abort();
-    down.abort();
-}
-
-async fn copy(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    inner: std::sync::Weak<RelayInner>,
-) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        if let Some(relay) = inner.upgrade() {
-            let mut seen = relay.seen.lock().unwrap();
-            if seen.len() + n > MAX_SEEN {
-                let excess = (seen.len() + n - MAX_SEEN).min(seen.len());
-                seen.drain(..excess);
-            }
-            seen.extend_from_slice(&buf[..n]);
-        }
-        if to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
     }
 }

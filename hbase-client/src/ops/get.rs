@@ -11,6 +11,7 @@ pub struct Get {
     time_range: Option<(u64, u64)>,
     filter: Option<super::Filter>,
     existence_only: bool,
+    consistency: super::Consistency,
 }
 
 impl Get {
@@ -23,6 +24,7 @@ impl Get {
             time_range: None,
             filter: None,
             existence_only: false,
+            consistency: super::Consistency::Strong,
         }
     }
 
@@ -61,6 +63,14 @@ impl Get {
         self
     }
 
+    /// Which replicas may answer (default [`Consistency::Strong`](super::Consistency)).
+    /// With [`Consistency::Timeline`](super::Consistency::Timeline) the result says whether
+    /// it is stale ([`RowResult::is_stale`](crate::RowResult::is_stale)).
+    pub fn consistency(mut self, consistency: super::Consistency) -> Get {
+        self.consistency = consistency;
+        self
+    }
+
     /// Ask only whether the row exists (see [`Table::exists`](crate::Table::exists)).
     pub(crate) fn existence_only(mut self) -> Get {
         self.existence_only = true;
@@ -78,6 +88,7 @@ impl Get {
             }),
             filter: self.filter.as_ref().map(super::Filter::to_proto),
             existence_only: self.existence_only.then_some(true),
+            consistency: self.consistency.to_proto(),
             ..Default::default()
         }
     }

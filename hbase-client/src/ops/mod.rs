@@ -24,7 +24,9 @@ pub use row_mutations::{RowMutation, RowMutations};
 pub(crate) use row_result::result_from_proto;
 pub use row_result::results_from_scan;
 pub use row_result::RowResult;
-pub use scan::{Scan, DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
+pub use scan::{
+    Consistency, ReadType, Scan, DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE,
+};
 
 use bytes::Bytes;
 

@@ -14,6 +14,10 @@ pub struct RowResult {
     pub row: Bytes,
     /// The cells.
     pub cells: Vec<Cell>,
+    /// Answered by a secondary replica (a `TIMELINE` read), so possibly behind.
+    stale: bool,
+    /// More cells of this row follow in later results (batch or partial scans).
+    more_cells: bool,
 }
 
 impl RowResult {
@@ -30,9 +34,37 @@ impl RowResult {
         self.cells.is_empty()
     }
 
-    fn from_cells(cells: Vec<Cell>) -> RowResult {
+    /// True when a secondary replica answered (see
+    /// [`Consistency::Timeline`](crate::Consistency::Timeline)): the row may miss recent
+    /// writes. Always false for `STRONG` reads.
+    pub fn is_stale(&self) -> bool {
+        self.stale
+    }
+
+    /// True when this is a piece of a row and more of its cells follow in the next result
+    /// (Java's `mayHaveMoreCellsInRow`): scans with [`Scan::batch`](crate::Scan::batch) or
+    /// [`Scan::allow_partial_results`](crate::Scan::allow_partial_results). The last piece
+    /// of a row, and every whole row, says false.
+    pub fn may_have_more_cells(&self) -> bool {
+        self.more_cells
+    }
+
+    pub(crate) fn from_cells(cells: Vec<Cell>) -> RowResult {
         let row = cells.first().map(|c| c.row.clone()).unwrap_or_default();
-        RowResult { row, cells }
+        RowResult {
+            row,
+            cells,
+            stale: false,
+            more_cells: false,
+        }
+    }
+
+    pub(crate) fn set_stale(&mut self, stale: bool) {
+        self.stale = stale;
+    }
+
+    pub(crate) fn set_more_cells(&mut self, more: bool) {
+        self.more_cells = more;
     }
 }
 
@@ -58,33 +90,38 @@ pub(crate) fn result_from_proto(
             "negative associated cell count {associated}"
         )));
     }
+    let stale = r.stale.unwrap_or(false);
     let mut cells: Vec<Cell> = r.cell.into_iter().map(cell_from_proto).collect();
     cells.extend(block.take(associated as usize)?);
-    Ok(RowResult::from_cells(cells))
+    let mut row = RowResult::from_cells(cells);
+    row.stale = stale;
+    Ok(row)
 }
 
 /// Decodes the rows of a ScanResponse, whichever shape the server chose. The flag says whether
-/// each row is partial (more cells of it follow in a later response).
+/// each row is partial (more cells of it follow in a later response); a stale response (from
+/// a secondary replica) makes every row stale.
 pub fn results_from_scan(
     resp: &mut hbase_proto::ScanResponse,
     cellblock: Bytes,
 ) -> Result<Vec<(RowResult, bool)>> {
     let partial = std::mem::take(&mut resp.partial_flag_per_result);
+    let stale = resp.stale.unwrap_or(false);
     let mut out = Vec::new();
     if !resp.cells_per_result.is_empty() {
         let mut block = CellBlockReader::new(cellblock);
         for (i, &n) in resp.cells_per_result.iter().enumerate() {
-            let cells = block.take(n as usize)?;
-            out.push((
-                RowResult::from_cells(cells),
-                partial.get(i).copied().unwrap_or(false),
-            ));
+            let mut row = RowResult::from_cells(block.take(n as usize)?);
+            row.stale = stale;
+            out.push((row, partial.get(i).copied().unwrap_or(false)));
         }
     } else {
         let mut block = CellBlockReader::new(cellblock);
         for (i, r) in std::mem::take(&mut resp.results).into_iter().enumerate() {
             let flag = partial.get(i).copied().unwrap_or(false) || r.partial.unwrap_or(false);
-            out.push((result_from_proto(r, &mut block)?, flag));
+            let mut row = result_from_proto(r, &mut block)?;
+            row.stale |= stale;
+            out.push((row, flag));
         }
     }
     Ok(out)

@@ -27,7 +27,53 @@ pub struct Scan {
     max_versions: Option<u32>,
     time_range: Option<(u64, u64)>,
     cache_blocks: bool,
+    pub(crate) batch: Option<u32>,
+    pub(crate) allow_partial_results: bool,
+    raw: bool,
+    read_type: ReadType,
+    consistency: Consistency,
+    pub(crate) scan_metrics: bool,
 }
+
+/// How a region server reads the store files of a scan (Java's `Scan.ReadType`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadType {
+    /// The server decides: positional reads first, switching to streaming reads once the
+    /// scan has read enough (`hbase.storescanner.pread.max.bytes`).
+    #[default]
+    Default,
+    /// Streaming (sequential) reads: best for long scans.
+    Stream,
+    /// Positional reads: best for short scans and random seeks.
+    Pread,
+}
+
+/// Which replicas may answer a read (Java's `Consistency`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Consistency {
+    /// Only the primary replica answers: the read sees every acknowledged write.
+    #[default]
+    Strong,
+    /// A secondary replica may answer, with possibly stale data
+    /// ([`RowResult::is_stale`](crate::RowResult::is_stale) says so). This client sends the
+    /// read to the primary region, so results are never stale today; the server accepts the
+    /// setting on tables with or without replicas.
+    Timeline,
+}
+
+impl Consistency {
+    pub(crate) fn to_proto(self) -> Option<i32> {
+        match self {
+            Consistency::Strong => None,
+            Consistency::Timeline => Some(hbase_proto::Consistency::Timeline as i32),
+        }
+    }
+}
+
+/// The attribute that makes a scan raw (Java's `Scan.setRaw`), with `Bytes.toBytes(true)`.
+const RAW_ATTRIBUTE: &str = "_raw_";
 
 impl Default for Scan {
     fn default() -> Self {
@@ -51,6 +97,12 @@ impl Scan {
             max_versions: None,
             time_range: None,
             cache_blocks: true,
+            batch: None,
+            allow_partial_results: false,
+            raw: false,
+            read_type: ReadType::Default,
+            consistency: Consistency::Strong,
+            scan_metrics: false,
         }
     }
 
@@ -141,6 +193,55 @@ impl Scan {
         self
     }
 
+    /// At most `cells` cells per result (Java's `setBatch`): a wider row comes as several
+    /// results, in order, each but the last of a row with
+    /// [`RowResult::may_have_more_cells`](crate::RowResult::may_have_more_cells) set. A
+    /// [`limit`](Scan::limit) still counts whole rows.
+    pub fn batch(mut self, cells: u32) -> Scan {
+        self.batch = Some(cells.max(1));
+        self
+    }
+
+    /// Return rows in the pieces the server sends (Java's `setAllowPartialResults`), each at
+    /// most about [`max_result_size`](Scan::max_result_size) bytes, instead of stitching
+    /// them back into whole rows: a huge row is never held in memory whole. Pieces of one
+    /// row come in order; all but the last have
+    /// [`RowResult::may_have_more_cells`](crate::RowResult::may_have_more_cells) set. If a
+    /// scanner is reopened within a row, the cells already returned are not returned again.
+    /// Without it (the default), partial rows are joined before they are returned.
+    pub fn allow_partial_results(mut self, allow: bool) -> Scan {
+        self.allow_partial_results = allow;
+        self
+    }
+
+    /// A raw scan (Java's `setRaw`): delete markers and the versions they delete are
+    /// returned too, as cells of their [`CellType`](crate::CellType). Combine with
+    /// [`max_versions`](Scan::max_versions) to see more than the newest version.
+    pub fn raw(mut self, raw: bool) -> Scan {
+        self.raw = raw;
+        self
+    }
+
+    /// How the servers read store files (default [`ReadType::Default`]).
+    pub fn read_type(mut self, read_type: ReadType) -> Scan {
+        self.read_type = read_type;
+        self
+    }
+
+    /// Which replicas may answer (default [`Consistency::Strong`]).
+    pub fn consistency(mut self, consistency: Consistency) -> Scan {
+        self.consistency = consistency;
+        self
+    }
+
+    /// Collect [`ScanMetrics`](crate::ScanMetrics) (Java's `setScanMetricsEnabled`): the
+    /// client's counts, and the servers' (`ROWS_SCANNED`, …) returned with each response.
+    /// Read them with [`ScanStream::metrics`](crate::ScanStream::metrics).
+    pub fn scan_metrics(mut self, enabled: bool) -> Scan {
+        self.scan_metrics = enabled;
+        self
+    }
+
     /// The protobuf scan, starting at `start` (inclusive or not).
     pub(crate) fn to_proto(&self, start: &Bytes, include_start: bool) -> hbase_proto::Scan {
         hbase_proto::Scan {
@@ -162,7 +263,22 @@ impl Scan {
             ),
             reversed: Some(self.reversed),
             caching: Some(self.caching.unwrap_or(DEFAULT_SCANNER_CACHING)),
-            allow_partial_results: Some(false),
+            allow_partial_results: Some(self.allow_partial_results),
+            batch_size: self.batch,
+            attribute: if self.raw {
+                vec![hbase_proto::NameBytesPair {
+                    name: RAW_ATTRIBUTE.to_string(),
+                    value: Some(bytes::Bytes::from_static(&[0xFF])),
+                }]
+            } else {
+                Vec::new()
+            },
+            read_type: match self.read_type {
+                ReadType::Default => None,
+                ReadType::Stream => Some(hbase_proto::scan::ReadType::Stream as i32),
+                ReadType::Pread => Some(hbase_proto::scan::ReadType::Pread as i32),
+            },
+            consistency: self.consistency.to_proto(),
             ..Default::default()
         }
     }

@@ -1,0 +1,192 @@
+//! `ScanMetrics`: what one scan cost, counted by the client and (when the scan asks for
+//! them) by the region servers.
+//!
+//! The names of [`ScanMetrics::to_map`] are the Java client's (`RPC_CALLS`,
+//! `REGIONS_SCANNED`, …), so tools that print Java's scan metrics print ours the same way.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use crate::cell::Cell;
+
+/// Counters of one scan, read with [`ScanStream::metrics`](crate::ScanStream::metrics) while
+/// it runs or after it ends. Enabled by [`Scan::scan_metrics`](crate::Scan::scan_metrics).
+///
+/// "Remote" follows the Java client: a server is remote unless its host name is this
+/// machine's host name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScanMetrics {
+    /// Scan RPCs sent (opens, nexts, lease renewals and closes).
+    pub rpc_calls: u64,
+    /// The RPCs of `rpc_calls` sent to a remote server.
+    pub remote_rpc_calls: u64,
+    /// Milliseconds from sending each open or next call to its answer, summed (what the
+    /// Java client reports as `MILLIS_BETWEEN_NEXTS`).
+    pub millis_between_nexts: u64,
+    /// `NotServingRegionException`s answered to the scan's calls.
+    pub not_serving_region_exceptions: u64,
+    /// Bytes of the cells received, each counted as its KeyValue encoding (4-byte length,
+    /// key and value lengths, key, value), as Java's `BYTES_IN_RESULTS`.
+    pub bytes_in_results: u64,
+    /// The bytes of `bytes_in_results` received from remote servers.
+    pub bytes_in_remote_results: u64,
+    /// Region scanners opened (a region reopened after a failure counts again).
+    pub regions_scanned: u64,
+    /// Region scans retried after a failure.
+    pub rpc_retries: u64,
+    /// The retries of `rpc_retries` against remote servers.
+    pub remote_rpc_retries: u64,
+    /// Rows the region servers read for the scan (`ROWS_SCANNED`; filtered rows included).
+    pub rows_scanned: u64,
+    /// Rows the region servers read and filtered out (`ROWS_FILTERED`).
+    pub rows_filtered: u64,
+    /// Every counter the servers reported, by the server's name (`ROWS_SCANNED`,
+    /// `ROWS_FILTERED`, and on HBase 2.6 also `BLOCK_BYTES_SCANNED` and `FS_READ_TIME`),
+    /// summed over the scan's responses.
+    pub server: BTreeMap<String, u64>,
+}
+
+impl ScanMetrics {
+    /// Every counter by the Java client's name (`RPC_CALLS`, `REMOTE_RPC_CALLS`,
+    /// `MILLIS_BETWEEN_NEXTS`, `NOT_SERVING_REGION_EXCEPTION`, `BYTES_IN_RESULTS`,
+    /// `BYTES_IN_REMOTE_RESULTS`, `REGIONS_SCANNED`, `RPC_RETRIES`, `REMOTE_RPC_RETRIES`), with
+    /// the servers' counters (always `ROWS_SCANNED` and `ROWS_FILTERED`).
+    pub fn to_map(&self) -> BTreeMap<String, u64> {
+        let mut map = self.server.clone();
+        for (name, value) in [
+            ("RPC_CALLS", self.rpc_calls),
+            ("REMOTE_RPC_CALLS", self.remote_rpc_calls),
+            ("MILLIS_BETWEEN_NEXTS", self.millis_between_nexts),
+            (
+                "NOT_SERVING_REGION_EXCEPTION",
+                self.not_serving_region_exceptions,
+            ),
+            ("BYTES_IN_RESULTS", self.bytes_in_results),
+            ("BYTES_IN_REMOTE_RESULTS", self.bytes_in_remote_results),
+            ("REGIONS_SCANNED", self.regions_scanned),
+            ("RPC_RETRIES", self.rpc_retries),
+            ("REMOTE_RPC_RETRIES", self.remote_rpc_retries),
+            ("ROWS_SCANNED", self.rows_scanned),
+            ("ROWS_FILTERED", self.rows_filtered),
+        ] {
+            map.insert(name.to_string(), value);
+        }
+        map
+    }
+
+    /// Adds the counters a server returned with one response.
+    pub(crate) fn add_server(&mut self, metrics: &hbase_proto::ScanMetrics) {
+        for pair in &metrics.metrics {
+            let (Some(name), Some(value)) = (&pair.name, pair.value) else {
+                continue;
+            };
+            let value = value.max(0) as u64;
+            match name.as_str() {
+                "ROWS_SCANNED" => self.rows_scanned += value,
+                "ROWS_FILTERED" => self.rows_filtered += value,
+                _ => {}
+            }
+            *self.server.entry(name.clone()).or_default() += value;
+        }
+    }
+
+    /// Counts one RPC to `host`.
+    pub(crate) fn add_call(&mut self, host: &str) {
+        self.rpc_calls += 1;
+        if is_remote(host) {
+            self.remote_rpc_calls += 1;
+        }
+    }
+
+    /// Counts the cells received from `host`.
+    pub(crate) fn add_cells<'c>(&mut self, host: &str, cells: impl Iterator<Item = &'c Cell>) {
+        let bytes: u64 = cells.map(encoded_size).sum();
+        self.bytes_in_results += bytes;
+        if is_remote(host) {
+            self.bytes_in_remote_results += bytes;
+        }
+    }
+
+    /// Counts a retried region scan against `host`.
+    pub(crate) fn add_retry(&mut self, host: &str) {
+        self.rpc_retries += 1;
+        if is_remote(host) {
+            self.remote_rpc_retries += 1;
+        }
+    }
+}
+
+/// A cell's size in KeyValue encoding: total length, key length and value length (4 bytes
+/// each), the key (row length 2, row, family length 1, family, qualifier, timestamp 8, type
+/// 1), the value.
+fn encoded_size(c: &Cell) -> u64 {
+    let key = 2 + c.row.len() + 1 + c.family.len() + c.qualifier.len() + 8 + 1;
+    (12 + key + c.value.len()) as u64
+}
+
+/// Whether `host` is another machine than this one, by host name as Java decides it.
+fn is_remote(host: &str) -> bool {
+    static LOCAL: OnceLock<Option<String>> = OnceLock::new();
+    let local = LOCAL.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+    });
+    local.as_ref().is_none_or(|l| !l.eq_ignore_ascii_case(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    #[test]
+    fn cell_bytes_are_the_keyvalue_encoding() {
+        let cell = Cell {
+            row: Bytes::from_static(b"row1"),
+            family: Bytes::from_static(b"cf"),
+            qualifier: Bytes::from_static(b"q"),
+            timestamp: 1,
+            cell_type: crate::CellType::Put,
+            value: Bytes::from_static(b"value"),
+        };
+        let mut block = bytes::BytesMut::new();
+        crate::rpc::cellblock::encode_cell(
+            &mut block,
+            &cell.row,
+            &cell.family,
+            &cell.qualifier,
+            1,
+            crate::CellType::Put,
+            &cell.value,
+        );
+        assert_eq!(encoded_size(&cell), block.len() as u64);
+    }
+
+    #[test]
+    fn server_counters_add_up_and_keep_their_names() {
+        let mut m = ScanMetrics::default();
+        let pb = |rows: i64| hbase_proto::ScanMetrics {
+            metrics: vec![
+                hbase_proto::NameInt64Pair {
+                    name: Some("ROWS_SCANNED".into()),
+                    value: Some(rows),
+                },
+                hbase_proto::NameInt64Pair {
+                    name: Some("BLOCK_BYTES_SCANNED".into()),
+                    value: Some(100),
+                },
+            ],
+        };
+        m.add_server(&pb(3));
+        m.add_server(&pb(4));
+        assert_eq!(m.rows_scanned, 7);
+        let map = m.to_map();
+        assert_eq!(map["ROWS_SCANNED"], 7);
+        assert_eq!(map["BLOCK_BYTES_SCANNED"], 200);
+        assert_eq!(map["RPC_CALLS"], 0);
+    }
+}
