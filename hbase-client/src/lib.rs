@@ -34,6 +34,7 @@ mod scanner;
 pub mod security;
 mod site;
 mod table;
+mod write_budget;
 /// HBase's znode payload format. Not part of the public API; public for property tests.
 #[doc(hidden)]
 pub mod znode;

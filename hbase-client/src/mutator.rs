@@ -7,10 +7,16 @@
 //! `perregion.tasks`). A region that does not answer (in transition, its server stopped or
 //! frozen) holds back only its own mutations; writes to every other region keep flowing.
 //!
+//! The dispatcher locates each cut mutation once and places it in its region's queue; a
+//! request takes mutations from the front of one server's ready region queues. A region whose
+//! request is in flight is not looked at again until that request ends, so a dispatch pass
+//! costs what it places and sends, not what waits.
+//!
 //! Order: two writes to the same row are applied in the order they were buffered, also
-//! across retries. A row has at most one request in flight at a time; a later write to it
-//! waits in the queue until the earlier one is answered (writes to one row within one request
-//! go in buffered order, and a retry resends the failed ones in that order).
+//! across retries. All unanswered writes to a row sit in one region queue (a later write
+//! follows an earlier one's queue even if its region moved meanwhile), queues send in order,
+//! and a row has at most one request in flight at a time (writes to one row within one
+//! request go in buffered order, and a retry resends the failed ones in that order).
 //!
 //! Memory: `mutate` waits once its buffer is full and the mutator already holds
 //! [`PENDING_BUFFERS`] buffers' worth of cut, unanswered mutations, so one mutator holds about
@@ -33,10 +39,12 @@ use tokio::sync::Notify;
 
 use crate::error::{Error, FailedMutation, Result};
 use crate::ops::{Action, ActionResult, Mutation};
-use crate::region::TableName;
+use crate::region::{Location, TableName};
 use crate::runtime::caller::CallOptions;
 use crate::runtime::locator::Seek;
 use crate::runtime::Runtime;
+use crate::write_budget::Flushable;
+pub(crate) use crate::write_budget::WriteBudget;
 
 /// Called with each mutation that failed for good.
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
@@ -123,92 +131,12 @@ impl MutatorConfig {
     }
 }
 
-/// The bytes all mutators of one client hold (buffered, or handed to a flush and not yet
-/// answered), and their bound.
-pub(crate) struct WriteBudget {
-    limit: usize,
-    state: Mutex<BudgetState>,
-    released: Notify,
-    mutators: Mutex<Vec<Weak<Handle>>>,
-}
-
-#[derive(Default)]
-struct BudgetState {
-    held: usize,
-    in_flight: usize,
-}
-
-impl WriteBudget {
-    pub(crate) fn new(limit: usize) -> WriteBudget {
-        WriteBudget {
-            limit: limit.max(1),
-            state: Mutex::new(BudgetState::default()),
-            released: Notify::new(),
-            mutators: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn register(&self, handle: &Arc<Handle>) {
-        let mut m = self.mutators.lock().unwrap_or_else(|e| e.into_inner());
-        m.retain(|w| w.strong_count() > 0);
-        m.push(Arc::downgrade(handle));
-    }
-
-    /// Takes `bytes` when they fit (or when nothing is held: one oversized mutation passes).
-    fn try_take(&self, bytes: usize) -> Result<(), bool> {
-        let mut st = self.lock();
-        if st.held == 0 || st.held + bytes <= self.limit {
-            st.held += bytes;
-            Ok(())
-        } else {
-            Err(st.in_flight == 0)
-        }
-    }
-
-    fn sent(&self, bytes: usize) {
-        self.lock().in_flight += bytes;
-    }
-
-    /// Bytes that were buffered and are gone (answered, failed, or never sendable).
-    fn release(&self, bytes: usize, were_in_flight: bool) {
-        {
-            let mut st = self.lock();
-            st.held = st.held.saturating_sub(bytes);
-            if were_in_flight {
-                st.in_flight = st.in_flight.saturating_sub(bytes);
-            }
-        }
-        self.released.notify_waiters();
-    }
-
-    /// Hands every mutator's buffer to its flusher.
-    fn flush_idle_buffers(&self) {
-        let handles: Vec<Arc<Handle>> = self
-            .mutators
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect();
-        for handle in handles {
-            let core = &handle.core;
-            core.cut(&mut core.lock());
-        }
-    }
-}
-
 /// One mutation from `mutate` until its answer.
 struct Entry {
     mutation: Mutation,
     bytes: usize,
     /// The cut it came in (for `flush`, which waits for the cuts before it).
     cut: u64,
-    /// Its region at the last dispatch pass that held it back (a cheap recheck).
-    region: Option<Bytes>,
 }
 
 /// Failures kept for the next `flush`: bounded, with each long server message kept whole
@@ -250,24 +178,58 @@ impl FailureLog {
 struct State {
     buffer: Vec<Entry>,
     buffered_bytes: usize,
-    /// Cut, not yet sent, in buffered order.
+    /// Cut, not yet placed in a region's queue, in buffered order.
     queue: VecDeque<Entry>,
     /// Bytes cut and not yet answered (queued or in flight).
     cut_bytes: usize,
     /// Cuts made so far, and the unanswered mutations of each cut still open.
     cuts: u64,
     open_cuts: BTreeMap<u64, usize>,
-    /// Rows with a request in flight, and how many of their mutations it carries.
-    busy_rows: HashMap<Bytes, usize>,
-    /// Regions and servers with requests in flight, and how many.
-    busy_regions: HashMap<Bytes, usize>,
-    server_tasks: HashMap<String, usize>,
+    /// Placed mutations waiting to be sent, per region (see [`RegionQueue`]).
+    regions: HashMap<Bytes, RegionQueue>,
+    /// Requests in flight per server, and its regions with mutations ready to go.
+    servers: HashMap<String, ServerQueue>,
+    /// Rows with unanswered placed mutations: which region queue holds them all.
+    rows: HashMap<Bytes, PendingRow>,
+    /// Requests formed so far (their ids).
+    requests: u64,
     failures: FailureLog,
     closed: bool,
-    /// The last handle is gone: the dispatcher ends once the queue is empty.
+    /// The last handle is gone: the dispatcher ends once nothing is queued.
     abandoned: bool,
     /// The dispatcher is gone (the runtime shut down): nothing can be sent any more.
     dead: bool,
+}
+
+/// The mutations placed for one region (by the location they had when placed), in buffered
+/// order. The requests made of them are routed by the multi layer, which locates every action
+/// again, so a queue whose region moved or split still sends to the right servers.
+struct RegionQueue {
+    /// The server the region was on when the queue was made; its task limit applies.
+    server: String,
+    entries: VecDeque<Entry>,
+    /// Requests in flight made from this queue.
+    tasks: usize,
+    /// Listed in its server's `ready`.
+    ready: bool,
+}
+
+#[derive(Default)]
+struct ServerQueue {
+    tasks: usize,
+    /// Region queues with entries, in the order they became ready.
+    ready: VecDeque<Bytes>,
+}
+
+/// A row's unanswered mutations after placement: all of them sit in (or were sent from) one
+/// region queue, so its writes go out in buffered order even when its region moved between
+/// two of them.
+struct PendingRow {
+    queue: Bytes,
+    placed: usize,
+    in_flight: usize,
+    /// The last request that took one of its writes.
+    request: u64,
 }
 
 impl State {
@@ -367,7 +329,17 @@ impl Core {
             if let Some(f) = failed {
                 st.failures.push(f, self.max_failures_kept);
             }
-            release_count(&mut st.busy_rows, &entry.row);
+            if entry.stage != Stage::Unplaced {
+                if let Some(p) = st.rows.get_mut(&entry.row) {
+                    p.placed -= 1;
+                    if entry.stage == Stage::InFlight {
+                        p.in_flight -= 1;
+                    }
+                    if p.placed == 0 {
+                        st.rows.remove(&entry.row);
+                    }
+                }
+            }
             st.cut_bytes = st.cut_bytes.saturating_sub(entry.bytes);
             if let Some(n) = st.open_cuts.get_mut(&entry.cut) {
                 *n -= 1;
@@ -381,18 +353,15 @@ impl Core {
     }
 }
 
-/// Counts one off `key`, removing it at zero.
-fn release_count<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
-    if let Some(n) = map.get_mut(key) {
-        *n -= 1;
-        if *n == 0 {
-            map.remove(key);
-        }
-    }
-}
-
 struct Handle {
     core: Arc<Core>,
+}
+
+impl Flushable for Handle {
+    fn cut_buffer(&self) {
+        let core = &self.core;
+        core.cut(&mut core.lock());
+    }
 }
 
 impl Drop for Handle {
@@ -479,7 +448,8 @@ impl BufferedMutator {
         });
         tokio::spawn(dispatcher(core.clone()));
         let handle = Arc::new(Handle { core });
-        handle.core.budget.register(&handle);
+        let flushable: Weak<dyn Flushable> = Arc::downgrade(&handle) as Weak<dyn Flushable>;
+        handle.core.budget.register(flushable);
         if let Some(interval) = periodic {
             tokio::spawn(periodic_flusher(Arc::downgrade(&handle), interval));
         }
@@ -509,7 +479,6 @@ impl BufferedMutator {
             mutation,
             bytes,
             cut: 0,
-            region: None,
         });
         loop {
             let progress = core.progress.notified();
@@ -548,23 +517,26 @@ impl BufferedMutator {
         }
     }
 
-    /// Waits until the client's write budget has room for `bytes`, cutting this buffer (and,
-    /// when nothing is in flight anywhere, every idle one) so that room comes back.
+    /// Waits until the client's write budget has room for `bytes` (first come, first
+    /// served), cutting this buffer (and, when nothing is in flight anywhere, every idle one)
+    /// so that room comes back.
     async fn take_budget(&self, bytes: usize) {
         let budget = &self.handle.core.budget;
+        let (mut waiting, mut nothing_in_flight) = match budget.take_or_queue(bytes) {
+            Ok(()) => return,
+            Err(queued) => queued,
+        };
         loop {
-            let released = budget.released.notified();
-            let nothing_in_flight = match budget.try_take(bytes) {
-                Ok(()) => return,
-                Err(nothing_in_flight) => nothing_in_flight,
-            };
             self.cut_batch();
             if nothing_in_flight {
                 budget.flush_idle_buffers();
             }
-            // Woken by every answered mutation; the timeout re-checks for buffers that filled
-            // while nothing was in flight.
-            let _ = tokio::time::timeout(Duration::from_millis(50), released).await;
+            // Admitted by answers; the tick re-checks for buffers that filled while nothing
+            // was in flight.
+            if waiting.admitted_within(Duration::from_millis(50)).await {
+                return;
+            }
+            nothing_in_flight = budget.nothing_in_flight();
         }
     }
 
@@ -577,7 +549,7 @@ impl BufferedMutator {
     /// Bytes all mutators of this client hold together (buffered or in flight), counted
     /// against its [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit).
     pub fn client_buffered_bytes(&self) -> usize {
-        self.handle.core.budget.lock().held
+        self.handle.core.budget.held()
     }
 
     /// Sends everything buffered and waits until HBase answered all of it (writes buffered
@@ -620,19 +592,41 @@ impl BufferedMutator {
     }
 }
 
+/// Where a mutation was when it was settled (what settling must count off).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Cut, not yet placed in a region queue.
+    Unplaced,
+    /// In a region queue.
+    Queued,
+    /// In a request.
+    InFlight,
+}
+
 /// A mutation handed to a request: what settling it needs.
 struct Sent {
     row: Bytes,
     bytes: usize,
     cut: u64,
+    stage: Stage,
 }
 
-/// One request being formed: one server's share of a dispatch pass.
+impl Sent {
+    fn of(e: &Entry, stage: Stage) -> Sent {
+        Sent {
+            row: e.mutation.row().clone(),
+            bytes: e.bytes,
+            cut: e.cut,
+            stage,
+        }
+    }
+}
+
+/// One request: mutations of one server's ready region queues, in each queue's order.
 struct Request {
-    server: Option<String>,
+    server: String,
     regions: Vec<Bytes>,
     entries: Vec<Entry>,
-    bytes: usize,
 }
 
 /// Ends the mutator's sending for good when the dispatcher ends (the runtime shut down, or a
@@ -642,30 +636,32 @@ struct DispatcherGuard(Arc<Core>);
 impl Drop for DispatcherGuard {
     fn drop(&mut self) {
         let core = &self.0;
-        let queued: Vec<Entry> = {
+        let queued: Vec<Sent> = {
             let mut st = core.lock();
-            if st.abandoned && st.queue.is_empty() {
+            if st.abandoned && st.queue.is_empty() && st.regions.is_empty() {
                 return;
             }
             st.dead = true;
-            st.queue.drain(..).collect()
+            let mut queued: Vec<Sent> = st
+                .queue
+                .drain(..)
+                .map(|e| Sent::of(&e, Stage::Unplaced))
+                .collect();
+            for q in st.regions.values_mut() {
+                queued.extend(q.entries.drain(..).map(|e| Sent::of(&e, Stage::Queued)));
+                q.ready = false;
+            }
+            for s in st.servers.values_mut() {
+                s.ready.clear();
+            }
+            queued
         };
         if !queued.is_empty() {
             tracing::error!(table = %core.table, mutations = queued.len(), "the BufferedMutator's flusher ended; queued mutations fail");
         }
-        for e in queued {
-            let sent = Sent {
-                row: e.mutation.row().clone(),
-                bytes: e.bytes,
-                cut: e.cut,
-            };
-            core.lock()
-                .busy_rows
-                .entry(sent.row.clone())
-                .and_modify(|n| *n += 1)
-                .or_insert(1);
+        for sent in &queued {
             core.settle(
-                &sent,
+                sent,
                 Err(core.closed_error("its flusher is gone (the runtime shut down); not sent")),
             );
         }
@@ -679,7 +675,7 @@ async fn dispatcher(core: Arc<Core>) {
         let woken = core.wake.notified();
         {
             let st = core.lock();
-            if st.abandoned && st.queue.is_empty() {
+            if st.abandoned && st.queue.is_empty() && st.regions.is_empty() {
                 return;
             }
         }
@@ -688,137 +684,193 @@ async fn dispatcher(core: Arc<Core>) {
     }
 }
 
-/// One dispatch pass over the queue, in order: each mutation goes into its server's request
-/// unless its row or region already has a request in flight, or its server has as many as it
-/// may; those wait (in order) for the next pass.
+/// One dispatch pass. Newly cut mutations are located once and placed in their region's
+/// queue (or, while an earlier write to the same row is unanswered, in that write's queue);
+/// then every server with ready queues gets requests while it and their regions have tasks
+/// to spare. The work is proportional to the mutations placed and sent, not to what waits:
+/// a region that is held back (its task in flight) is not looked at again until its task
+/// ends.
 async fn dispatch(core: &Arc<Core>) {
-    let queue = std::mem::take(&mut core.lock().queue);
-    if queue.is_empty() {
-        return;
+    let fresh = std::mem::take(&mut core.lock().queue);
+    let mut located: Vec<(Entry, Option<Location>)> = Vec::with_capacity(fresh.len());
+    if !fresh.is_empty() {
+        let deadline = Instant::now() + core.opts.rpc_timeout;
+        for entry in fresh {
+            let loc = core
+                .rt
+                .locator
+                .seek(&core.table, Seek::Row(entry.mutation.row()), deadline)
+                .await;
+            located.push((entry, loc.ok()));
+        }
     }
-    let mut held: VecDeque<Entry> = VecDeque::new();
-    let mut held_rows: HashSet<Bytes> = HashSet::new();
-    let mut held_regions: HashSet<Bytes> = HashSet::new();
-    let mut requests: Vec<Request> = Vec::new();
-    let mut request_of_server: HashMap<String, usize> = HashMap::new();
-    let mut request_of_region: HashMap<Bytes, usize> = HashMap::new();
-    let mut forming_rows: HashMap<Bytes, Bytes> = HashMap::new();
-    let deadline = Instant::now() + core.opts.rpc_timeout;
-    for mut entry in queue {
-        let row = entry.mutation.row().clone();
-        if held_rows.contains(&row) {
-            held.push_back(entry);
-            continue;
-        }
-        // Held last pass for a region still busy: no need to look it up again.
-        if let Some(region) = &entry.region {
-            if held_regions.contains(region)
-                || core.lock().busy_regions.get(region).copied().unwrap_or(0)
-                    >= core.tasks_per_region
-                    && !request_of_region.contains_key(region)
-            {
-                held_rows.insert(row);
-                held.push_back(entry);
-                continue;
-            }
-        }
-        let loc = core
-            .rt
-            .locator
-            .seek(&core.table, Seek::Row(&row), deadline)
-            .await;
-        let Ok(loc) = loc else {
-            // Not locatable now: a request of its own, whose retries look it up again.
-            if core.lock().busy_rows.contains_key(&row) || forming_rows.contains_key(&row) {
-                held_rows.insert(row);
-                held.push_back(entry);
-                continue;
-            }
-            forming_rows.insert(row, Bytes::new());
-            let bytes = entry.bytes;
-            requests.push(Request {
-                server: None,
-                regions: Vec::new(),
-                entries: vec![entry],
-                bytes,
-            });
-            continue;
-        };
-        let region = loc.region.name.clone();
-        let server = loc.server.address();
-        entry.region = Some(region.clone());
-        let hold = {
-            let st = core.lock();
-            let row_busy = st.busy_rows.contains_key(&row)
-                || forming_rows.get(&row).is_some_and(|r| *r != region);
-            match request_of_region.get(&region) {
-                Some(&r) => row_busy || requests[r].bytes >= core.max_request_size,
-                None => {
-                    let region_tasks = st.busy_regions.get(&region).copied().unwrap_or(0);
-                    let server_tasks = st.server_tasks.get(&server).copied().unwrap_or(0)
-                        + requests
-                            .iter()
-                            .filter(|r| r.server.as_deref() == Some(&server))
-                            .count();
-                    let joins = request_of_server
-                        .get(&server)
-                        .is_some_and(|&r| requests[r].bytes < core.max_request_size);
-                    row_busy
-                        || held_regions.contains(&region)
-                        || region_tasks >= core.tasks_per_region
-                        || (!joins && server_tasks >= core.tasks_per_server)
-                }
-            }
-        };
-        if hold {
-            held_rows.insert(row);
-            held_regions.insert(region);
-            held.push_back(entry);
-            continue;
-        }
-        forming_rows.insert(row, region.clone());
-        let r = match request_of_region.get(&region) {
-            Some(&r) => r,
-            None => {
-                let r = match request_of_server.get(&server) {
-                    Some(&r) if requests[r].bytes < core.max_request_size => r,
-                    _ => {
-                        requests.push(Request {
-                            server: Some(server.clone()),
-                            regions: Vec::new(),
-                            entries: Vec::new(),
-                            bytes: 0,
-                        });
-                        request_of_server.insert(server.clone(), requests.len() - 1);
-                        requests.len() - 1
-                    }
-                };
-                requests[r].regions.push(region.clone());
-                request_of_region.insert(region.clone(), r);
-                r
-            }
-        };
-        requests[r].bytes += entry.bytes;
-        requests[r].entries.push(entry);
-    }
-    {
+    let requests = {
         let mut st = core.lock();
-        held.extend(st.queue.drain(..));
-        st.queue = held;
-        for req in &requests {
-            if let Some(server) = &req.server {
-                *st.server_tasks.entry(server.clone()).or_default() += 1;
-            }
-            for region in &req.regions {
-                *st.busy_regions.entry(region.clone()).or_default() += 1;
-            }
-            for e in &req.entries {
-                *st.busy_rows.entry(e.mutation.row().clone()).or_default() += 1;
+        let st = &mut *st;
+        for (entry, loc) in located {
+            // Unlocatable now: they queue under the empty name (no region has it); their
+            // requests' retries look them up again.
+            let region = loc
+                .as_ref()
+                .map_or_else(Bytes::new, |l| l.region.name.clone());
+            let key = match st.rows.get_mut(entry.mutation.row()) {
+                Some(p) => {
+                    p.placed += 1;
+                    p.queue.clone()
+                }
+                None => {
+                    st.rows.insert(
+                        entry.mutation.row().clone(),
+                        PendingRow {
+                            queue: region.clone(),
+                            placed: 1,
+                            in_flight: 0,
+                            request: 0,
+                        },
+                    );
+                    region
+                }
+            };
+            let q = st
+                .regions
+                .entry(key.clone())
+                .or_insert_with(|| RegionQueue {
+                    server: loc.map_or_else(String::new, |l| l.server.address()),
+                    entries: VecDeque::new(),
+                    tasks: 0,
+                    ready: false,
+                });
+            q.entries.push_back(entry);
+            if !q.ready {
+                q.ready = true;
+                st.servers
+                    .entry(q.server.clone())
+                    .or_default()
+                    .ready
+                    .push_back(key);
             }
         }
-    }
+        core.form_requests(st)
+    };
     for req in requests {
         tokio::spawn(send_request(core.clone(), req));
+    }
+}
+
+impl Core {
+    /// Requests for every server with ready region queues, within the task limits (caller
+    /// holds the state lock; the requests are counted in flight).
+    fn form_requests(&self, st: &mut State) -> Vec<Request> {
+        let mut requests = Vec::new();
+        let State {
+            regions,
+            servers,
+            rows,
+            requests: request_ids,
+            ..
+        } = st;
+        for (server, sq) in servers.iter_mut() {
+            // Unlocatable mutations have no server to limit them.
+            let server_limit = if server.is_empty() {
+                usize::MAX
+            } else {
+                self.tasks_per_server
+            };
+            while sq.tasks < server_limit && !sq.ready.is_empty() {
+                let mut req = Request {
+                    server: server.clone(),
+                    regions: Vec::new(),
+                    entries: Vec::new(),
+                };
+                *request_ids += 1;
+                let id = *request_ids;
+                let mut bytes = 0usize;
+                while bytes < self.max_request_size {
+                    let Some(key) = sq.ready.pop_front() else {
+                        break;
+                    };
+                    let q = regions.get_mut(&key).expect("ready queues exist");
+                    if q.tasks >= self.tasks_per_region {
+                        // Listed again when its task ends.
+                        q.ready = false;
+                        continue;
+                    }
+                    let before = req.entries.len();
+                    while bytes < self.max_request_size {
+                        let Some(front) = q.entries.front() else {
+                            break;
+                        };
+                        let p = rows.get_mut(front.mutation.row()).expect("placed rows");
+                        if p.in_flight > 0 && p.request != id {
+                            // An earlier write to this row is in another request of this
+                            // queue (more than one task per region): wait for its answer.
+                            break;
+                        }
+                        p.in_flight += 1;
+                        p.request = id;
+                        bytes += front.bytes;
+                        req.entries
+                            .push(q.entries.pop_front().expect("front exists"));
+                    }
+                    if req.entries.len() > before {
+                        q.tasks += 1;
+                        req.regions.push(key.clone());
+                    }
+                    if q.entries.is_empty() || req.entries.len() == before {
+                        // Empty, or blocked on a row in flight: listed again when a task of
+                        // it ends.
+                        q.ready = false;
+                    } else {
+                        // The request is full; the rest goes in the next one.
+                        sq.ready.push_front(key);
+                    }
+                }
+                if req.entries.is_empty() {
+                    break;
+                }
+                sq.tasks += 1;
+                requests.push(req);
+            }
+        }
+        requests
+    }
+
+    /// A request ended: its server and regions have a task to spare again, and their queues
+    /// are ready if they hold mutations.
+    fn request_ended(&self, server: &str, request_regions: &[Bytes]) {
+        let mut st = self.lock();
+        let State {
+            regions, servers, ..
+        } = &mut *st;
+        if let Some(sq) = servers.get_mut(server) {
+            sq.tasks -= 1;
+        }
+        for key in request_regions {
+            let Some(q) = regions.get_mut(key) else {
+                continue;
+            };
+            q.tasks -= 1;
+            if q.entries.is_empty() {
+                if q.tasks == 0 {
+                    let server = q.server.clone();
+                    regions.remove(key);
+                    // Forget idle servers too (a moved region's old server, say).
+                    if servers
+                        .get(&server)
+                        .is_some_and(|s| s.tasks == 0 && s.ready.is_empty())
+                    {
+                        servers.remove(&server);
+                    }
+                }
+            } else if !q.ready {
+                q.ready = true;
+                servers
+                    .entry(q.server.clone())
+                    .or_default()
+                    .ready
+                    .push_back(key.clone());
+            }
+        }
     }
 }
 
@@ -826,7 +878,7 @@ async fn dispatch(core: &Arc<Core>) {
 /// an outcome (the task was dropped: the runtime shut down).
 struct RequestGuard<'a> {
     core: &'a Arc<Core>,
-    server: Option<String>,
+    server: String,
     regions: Vec<Bytes>,
     sent: &'a [Sent],
     settled: &'a Mutex<Vec<bool>>,
@@ -853,15 +905,7 @@ impl Drop for RequestGuard<'_> {
                 };
             core.settle(&self.sent[i], Err(e));
         }
-        {
-            let mut st = core.lock();
-            if let Some(s) = &self.server {
-                release_count(&mut st.server_tasks, s);
-            }
-            for region in &self.regions {
-                release_count(&mut st.busy_regions, region);
-            }
-        }
+        core.request_ended(&self.server, &self.regions);
         core.wake.notify_one();
     }
 }
@@ -870,11 +914,7 @@ async fn send_request(core: Arc<Core>, req: Request) {
     let mut sent = Vec::with_capacity(req.entries.len());
     let mut actions = Vec::with_capacity(req.entries.len());
     for e in req.entries {
-        sent.push(Sent {
-            row: e.mutation.row().clone(),
-            bytes: e.bytes,
-            cut: e.cut,
-        });
+        sent.push(Sent::of(&e, Stage::InFlight));
         actions.push(Action::from(e.mutation));
     }
     let settled = Mutex::new(vec![false; sent.len()]);
