@@ -455,13 +455,7 @@ async fn ycsb_buffered_load_and_run() {
             "{} -p table={name} -p columnfamily=family -p recordcount=2000 -threads 4",
             hbase_it::ycsb_cluster_args()
         );
-        let run = |line: String| async move {
-            let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-            ycsb::execute(&args)
-                .await
-                .unwrap_or_else(|e| panic!("ycsb {line}: {e}"))
-                .stdout
-        };
+        let run = |line: String| async move { hbase_it::ycsb(&line).await };
         run(format!("create-table {common} --regions 4")).await;
         let load = run(format!(
             "load {common} -P workloada -p clientbuffering=true"

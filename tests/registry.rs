@@ -314,13 +314,7 @@ async fn ycsb_runs_on_the_rpc_registry() {
             master.address(),
             hbase_it::ycsb_map_args()
         );
-        let run = |line: String| async move {
-            let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-            ycsb::execute(&args)
-                .await
-                .unwrap_or_else(|e| panic!("ycsb {line}: {e}"))
-                .stdout
-        };
+        let run = |line: String| async move { hbase_it::ycsb(&line).await };
         run(format!("create-table {common} --regions 2")).await;
         let load = run(format!("load {common} -P workloada")).await;
         assert_eq!(hbase_it::ycsb_count(&load, "INSERT", "Return=OK"), 300, "{load}");

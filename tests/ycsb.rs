@@ -7,16 +7,7 @@ use std::time::Instant;
 
 use hbase_client::Get;
 
-fn args(line: &str) -> Vec<String> {
-    line.split_whitespace().map(String::from).collect()
-}
-
-async fn ycsb(line: &str) -> String {
-    match ycsb::execute(&args(line)).await {
-        Ok(out) => out.stdout,
-        Err(e) => panic!("ycsb {line}: {e}"),
-    }
-}
+use hbase_it::{ycsb, ycsb_args as args};
 
 /// The value of `[metric], measurement, value`.
 fn value(report: &str, metric: &str, measurement: &str) -> Option<String> {

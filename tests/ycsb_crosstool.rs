@@ -14,16 +14,7 @@ use ycsb::workload::deterministic_value;
 
 const RECORDS: u64 = 5000;
 
-fn args(line: &str) -> Vec<String> {
-    line.split_whitespace().map(String::from).collect()
-}
-
-async fn ycsb(line: &str) -> String {
-    match ycsb::execute(&args(line)).await {
-        Ok(out) => out.stdout,
-        Err(e) => panic!("ycsb {line}: {e}"),
-    }
-}
+use hbase_it::{ycsb, ycsb_args as args};
 
 fn value(report: &str, metric: &str, measurement: &str) -> Option<u64> {
     let prefix = format!("[{metric}], {measurement}, ");

@@ -7,16 +7,7 @@ use std::path::PathBuf;
 use futures_util::StreamExt;
 use hbase_client::Scan;
 
-fn args(line: &str) -> Vec<String> {
-    line.split_whitespace().map(String::from).collect()
-}
-
-async fn ycsb(line: &str) -> String {
-    match ycsb::execute(&args(line)).await {
-        Ok(out) => out.stdout,
-        Err(e) => panic!("ycsb {line}: {e}"),
-    }
-}
+use hbase_it::{ycsb, ycsb_args as args};
 
 /// The `ycsb` command line, built by Cargo for this package's integration tests.
 fn ycsb_binary() -> PathBuf {

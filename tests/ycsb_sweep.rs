@@ -8,16 +8,7 @@ use std::path::{Path, PathBuf};
 use futures_util::StreamExt;
 use hbase_client::Scan;
 
-fn args(line: &str) -> Vec<String> {
-    line.split_whitespace().map(String::from).collect()
-}
-
-async fn ycsb(line: &str) -> String {
-    match ycsb::execute(&args(line)).await {
-        Ok(out) => out.stdout,
-        Err(e) => panic!("ycsb {line}: {e}"),
-    }
-}
+use hbase_it::ycsb;
 
 fn points(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("points"))

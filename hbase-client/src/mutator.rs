@@ -776,6 +776,13 @@ impl Core {
             } else {
                 self.tasks_per_server
             };
+            // Nor a region: the empty name only collects them, and each of their rows is
+            // still never in two requests at once.
+            let region_limit = if server.is_empty() {
+                usize::MAX
+            } else {
+                self.tasks_per_region
+            };
             while sq.tasks < server_limit && !sq.ready.is_empty() {
                 let mut req = Request {
                     server: server.clone(),
@@ -790,7 +797,7 @@ impl Core {
                         break;
                     };
                     let q = regions.get_mut(&key).expect("ready queues exist");
-                    if q.tasks >= self.tasks_per_region {
+                    if q.tasks >= region_limit {
                         // Listed again when its task ends.
                         q.ready = false;
                         continue;

@@ -243,7 +243,7 @@ impl Attempt for RegionScan<'_> {
                 });
             }
             if e.remote()
-                .is_some_and(|r| r.class_name.ends_with(".NotServingRegionException"))
+                .is_some_and(|r| r.short_class_name() == "NotServingRegionException")
             {
                 self.scanner
                     .metrics
@@ -367,6 +367,17 @@ impl Scanner {
             if !resp.more_results_in_region.unwrap_or(true) || open.is_none() {
                 // The server closed the scanner itself when it said the region is done.
                 self.read_point = None;
+                // No row spans two regions: the region's end completes the row in progress,
+                // even when its last piece said "more" (servers do that). Delivered now, it
+                // cannot be lost to a failure opening the next region.
+                let mut last = Vec::new();
+                self.end_row(&mut last);
+                if !last.is_empty() {
+                    op.progressed();
+                    if let Delivery::ConsumerGone = self.deliver(op, tx, last, None).await {
+                        return Ok(Some(Delivery::ConsumerGone));
+                    }
+                }
                 self.advance_past(&loc);
                 return Ok(None);
             }

@@ -317,6 +317,20 @@ pub async fn balancer_exclusive() -> tokio::sync::RwLockWriteGuard<'static, ()> 
     BALANCER_TURN.write().await
 }
 
+/// A `ycsb` command line split into its arguments (whitespace-separated, no quoting).
+pub fn ycsb_args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
+/// Runs `ycsb line` in this process and returns its standard output; panics, naming the line,
+/// if it fails.
+pub async fn ycsb(line: &str) -> String {
+    match ycsb::execute(&ycsb_args(line)).await {
+        Ok(out) => out.stdout,
+        Err(e) => panic!("ycsb {line}: {e}"),
+    }
+}
+
 /// The number in a YCSB report line `[metric], measurement, N`; panics if there is none.
 pub fn ycsb_count(report: &str, metric: &str, measurement: &str) -> u64 {
     let prefix = format!("[{metric}], {measurement}, ");
