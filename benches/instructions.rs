@@ -67,8 +67,8 @@ const QUALIFIERS: [&str; FIELDS] = [
     "field9",
 ];
 
-fn row_put(i: u64, value: &Bytes) -> Put {
-    let mut put = Put::with_capacity(key(i), FIELDS);
+fn row_put(key: Bytes, value: &Bytes) -> Put {
+    let mut put = Put::with_capacity(key, FIELDS);
     for q in QUALIFIERS {
         put = put.add("cf", q, value.clone());
     }
@@ -77,8 +77,8 @@ fn row_put(i: u64, value: &Bytes) -> Put {
 
 /// The row keys, formatted before the measurement (formatting a key costs about 1,700
 /// instructions, which are the application's, not the client's).
-fn keys() -> Vec<Bytes> {
-    (0..ROWS).map(|i| Bytes::from(key(i))).collect()
+fn keys_of(range: std::ops::Range<u64>) -> Vec<Bytes> {
+    range.map(|i| Bytes::from(key(i))).collect()
 }
 
 #[inline(never)]
@@ -95,13 +95,13 @@ fn measure_get(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
 }
 
 #[inline(never)]
-fn measure_put(rt: &Runtime, client: &Client, table: &str, ops: u64, value: &Bytes) {
+fn measure_put(rt: &Runtime, client: &Client, table: &str, keys: &[Bytes], value: &Bytes) {
     rt.block_on(async {
         let mutator = client
             .buffered_mutator(table, MutatorConfig::default().write_buffer_size(12 << 20))
             .unwrap();
-        for i in 0..ops {
-            mutator.mutate(row_put(ROWS + i, value)).await.unwrap();
+        for key in keys {
+            mutator.mutate(row_put(key.clone(), value)).await.unwrap();
         }
         mutator.close().await.unwrap();
     })
@@ -151,18 +151,27 @@ fn main() {
     // Load the rows and warm every connection and cache up, outside the measurement.
     rt.block_on(async {
         for i in 0..ROWS {
-            table.put(row_put(i, &value)).await.unwrap();
+            table
+                .put(row_put(Bytes::from(key(i)), &value))
+                .await
+                .unwrap();
         }
         for i in 0..200 {
             table.get(Get::new(key(i % ROWS))).await.unwrap();
         }
     });
-    let keys = keys();
+    let keys = keys_of(0..ROWS);
+    // The put phase writes new rows; their keys too are made before the measurement.
+    let put_keys = if phase == "put" {
+        keys_of(ROWS..ROWS + ops)
+    } else {
+        Vec::new()
+    };
     let started = Instant::now();
     let allocs_before = ALLOCS.load(Ordering::Relaxed);
     match phase.as_str() {
         "get" => measure_get(&rt, &table, &keys, ops),
-        "put" => measure_put(&rt, &client, &name.to_string(), ops, &value),
+        "put" => measure_put(&rt, &client, &name.to_string(), &put_keys, &value),
         "scan" => measure_scan(&rt, &table, &keys, ops),
         other => panic!("INSTR_PHASE={other}: use get, put or scan"),
     }

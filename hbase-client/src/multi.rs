@@ -8,10 +8,11 @@
 //! Each write remembers whether a round left it unanswered: if it finally fails, its outcome
 //! is unknown; an increment or append is then retried only on the server that got it.
 
-use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use rustc_hash::FxHashMap;
 
 use crate::error::exceptions::{PauseClass, Retry};
 use crate::error::{Error, ErrorKind, Result};
@@ -33,7 +34,7 @@ pub(crate) async fn run(
 ) -> Vec<Result<ActionResult>> {
     let outcomes: std::sync::Mutex<Vec<Option<Result<ActionResult>>>> =
         std::sync::Mutex::new((0..actions.len()).map(|_| None).collect());
-    run_each(rt, opts, table, actions, &|idx, outcome| {
+    run_each(rt, opts, table, actions, None, &|idx, outcome| {
         outcomes.lock().unwrap_or_else(|e| e.into_inner())[idx] = Some(outcome);
     })
     .await;
@@ -49,6 +50,18 @@ pub(crate) async fn run(
 /// for good, or given up on.
 pub(crate) type OnOutcome<'a> = &'a (dyn Fn(usize, Result<ActionResult>) + Sync);
 
+/// What the caller already knows of its actions (the buffered mutator sized and located each
+/// one when it placed it), so that the batch neither sizes nor locates them again.
+pub(crate) struct Known {
+    /// Each action's heap size ([`Action::heap_size`]).
+    pub(crate) sizes: Vec<usize>,
+    /// Each action's location (`None`: not located), used in the first round if the region
+    /// cache's generation is still `generation`, i.e. no cached location was dropped since
+    /// (else every action is located again).
+    pub(crate) located: Vec<Option<Location>>,
+    pub(crate) generation: u64,
+}
+
 /// Runs `actions`, handing each outcome to `on_outcome` as soon as it is final (an action
 /// whose region answered at once is reported while others still retry).
 pub(crate) async fn run_each(
@@ -56,9 +69,10 @@ pub(crate) async fn run_each(
     opts: &CallOptions,
     table: &TableName,
     actions: &[Action],
+    known: Option<Known>,
     on_outcome: OnOutcome<'_>,
 ) {
-    let mut batch = Batch::new(rt, table, actions, on_outcome);
+    let mut batch = Batch::new(rt, table, actions, known, on_outcome);
     // The batch tracks each write's delivery itself; the operation paces the rounds.
     let op = Operation::new(rt, opts, Idempotency::Read).on_table(table);
     if batch.pending.is_empty() {
@@ -83,16 +97,23 @@ struct Batch<'a> {
     table: &'a TableName,
     actions: &'a [Action],
     tracked: Vec<Tracked>,
+    /// Each action's heap size, for cutting requests at `max_request_size`.
+    sizes: Vec<usize>,
+    /// The caller's locations for the first round, and the cache generation they hold for.
+    hints: Option<(Vec<Option<Location>>, u64)>,
     on_outcome: OnOutcome<'a>,
     /// Actions still to send, in the caller's order (so two writes to one row are sent in
     /// that order in every round).
     pending: Vec<usize>,
 }
 
+/// A region and the indexes of its actions.
+type RegionGroup = (Location, Vec<usize>);
+
 /// One server's share of a round: its regions, each with the indexes of its actions.
 struct ServerBatch {
     server: ServerName,
-    regions: Vec<(Location, Vec<usize>)>,
+    regions: Vec<RegionGroup>,
 }
 
 impl Attempt for Batch<'_> {
@@ -108,6 +129,7 @@ impl<'a> Batch<'a> {
         rt: &'a Runtime,
         table: &'a TableName,
         actions: &'a [Action],
+        known: Option<Known>,
         on_outcome: OnOutcome<'a>,
     ) -> Batch<'a> {
         let mut pending = Vec::with_capacity(actions.len());
@@ -125,11 +147,19 @@ impl<'a> Batch<'a> {
                 unanswered: None,
             })
             .collect();
+        let (sizes, hints) = match known {
+            Some(k) if k.sizes.len() == actions.len() && k.located.len() == actions.len() => {
+                (k.sizes, Some((k.located, k.generation)))
+            }
+            _ => (actions.iter().map(Action::heap_size).collect(), None),
+        };
         Batch {
             rt,
             table,
             actions,
             tracked,
+            sizes,
+            hints,
             on_outcome,
             pending,
         }
@@ -139,15 +169,19 @@ impl<'a> Batch<'a> {
     /// when actions are left to retry.
     async fn round(&mut self, op: &Operation<'_>) -> Result<()> {
         let mut failed: Vec<(usize, Error)> = Vec::new();
-        let batches = self.group_by_server(op, &mut failed).await;
+        // The caller's locations serve the first round only, and only while no cached
+        // location was dropped since they were found.
+        let generation = self.rt.locator.cache().generation();
+        let hints = self
+            .hints
+            .take()
+            .filter(|(_, g)| *g == generation)
+            .map(|(located, _)| located);
+        let per_server = self.group_by_server(op, hints, &mut failed).await;
         // Every server at once; each server's requests `max_tasks_per_server` at a time.
-        let mut per_server: HashMap<ServerName, Vec<ServerBatch>> = HashMap::new();
-        for b in batches {
-            per_server.entry(b.server.clone()).or_default().push(b);
-        }
         let tasks = self.rt.config.max_tasks_per_server.max(1);
         let this = &*self;
-        let sends = per_server.into_values().map(|requests| async move {
+        let sends = per_server.into_iter().map(|requests| async move {
             use futures_util::stream::StreamExt;
             futures_util::stream::iter(requests)
                 .map(|b| this.send(op, b))
@@ -203,27 +237,41 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// The pending actions' regions, grouped by server; actions that cannot be located (or
-    /// must not go where they are now) fail this round.
+    /// The pending actions' regions, grouped by server (each server's requests, in the order
+    /// its first action came); actions that cannot be located (or must not go where they are
+    /// now) fail this round. `hints` are locations the caller found (by action index).
     async fn group_by_server(
         &self,
         op: &Operation<'_>,
+        hints: Option<Vec<Option<Location>>>,
         failed: &mut Vec<(usize, Error)>,
-    ) -> Vec<ServerBatch> {
-        let mut by_server: HashMap<ServerName, HashMap<Bytes, (Location, Vec<usize>)>> =
-            HashMap::new();
+    ) -> Vec<Vec<ServerBatch>> {
+        // Servers in first-seen order, each with its regions and their actions. Actions of one
+        // region mostly come one after another (the mutator sends region queues), so the last
+        // action's group is tried first, by pointer; the maps (FxHash: server and region names
+        // come from the cluster, not from users) are for the others.
+        let mut servers: Vec<(ServerName, Vec<RegionGroup>)> = Vec::new();
+        let mut server_at: FxHashMap<ServerName, usize> = FxHashMap::default();
+        let mut region_at: FxHashMap<(usize, Bytes), usize> = FxHashMap::default();
+        let mut last: Option<(Location, usize, usize)> = None;
         for &idx in &self.pending {
-            let row = self.actions[idx].row();
-            let located = self
-                .rt
-                .locator
-                .seek(self.table, Seek::Row(row), op.deadline())
-                .await;
-            let loc = match located {
-                Ok(loc) => loc,
-                Err(e) => {
-                    failed.push((idx, e));
-                    continue;
+            let hint = hints.as_ref().and_then(|h| h[idx].clone());
+            let loc = match hint {
+                Some(loc) => loc,
+                None => {
+                    let row = self.actions[idx].row();
+                    match self
+                        .rt
+                        .locator
+                        .seek(self.table, Seek::Row(row), op.deadline())
+                        .await
+                    {
+                        Ok(loc) => loc,
+                        Err(e) => {
+                            failed.push((idx, e));
+                            continue;
+                        }
+                    }
                 }
             };
             // A nonce is known only to the server that got it.
@@ -241,36 +289,53 @@ impl<'a> Batch<'a> {
                     continue;
                 }
             }
-            by_server
-                .entry(loc.server.clone())
-                .or_default()
-                .entry(loc.region.name.clone())
-                .or_insert_with(|| (loc.clone(), Vec::new()))
-                .1
-                .push(idx);
+            if let Some((l, si, ri)) = &last {
+                if Arc::ptr_eq(l, &loc) {
+                    servers[*si].1[*ri].1.push(idx);
+                    continue;
+                }
+            }
+            let si = match server_at.get(&loc.server) {
+                Some(&si) => si,
+                None => {
+                    servers.push((loc.server.clone(), Vec::new()));
+                    server_at.insert(loc.server.clone(), servers.len() - 1);
+                    servers.len() - 1
+                }
+            };
+            let regions = &mut servers[si].1;
+            let ri = *region_at
+                .entry((si, loc.region.name.clone()))
+                .or_insert_with(|| {
+                    regions.push((loc.clone(), Vec::new()));
+                    regions.len() - 1
+                });
+            regions[ri].1.push(idx);
+            last = Some((loc, si, ri));
         }
         // Each server's regions, cut into requests of at most `max_request_size` bytes (a
         // region's actions may span requests; a single larger action goes alone). Requests
         // to one server run `max_tasks_per_server` at a time (see `round`).
         let limit = self.rt.config.max_request_size;
-        let mut out = Vec::new();
-        for (server, regions) in by_server {
+        let mut out = Vec::with_capacity(servers.len());
+        for (server, regions) in servers {
+            let mut requests = Vec::new();
             let mut current = ServerBatch {
                 server: server.clone(),
                 regions: Vec::new(),
             };
             let mut bytes = 0usize;
-            for (loc, idxs) in regions.into_values() {
+            for (loc, idxs) in regions {
                 let mut part: Vec<usize> = Vec::new();
                 for idx in idxs {
-                    let size = self.actions[idx].heap_size();
+                    let size = self.sizes[idx];
                     if bytes + size > limit && (bytes > 0 || !part.is_empty()) {
                         if !part.is_empty() {
                             current
                                 .regions
                                 .push((loc.clone(), std::mem::take(&mut part)));
                         }
-                        out.push(std::mem::replace(
+                        requests.push(std::mem::replace(
                             &mut current,
                             ServerBatch {
                                 server: server.clone(),
@@ -287,8 +352,9 @@ impl<'a> Batch<'a> {
                 }
             }
             if !current.regions.is_empty() {
-                out.push(current);
+                requests.push(current);
             }
+            out.push(requests);
         }
         out
     }
@@ -300,23 +366,25 @@ impl<'a> Batch<'a> {
         op: &Operation<'_>,
         batch: ServerBatch,
     ) -> Vec<(usize, Result<ActionResult>, Option<(String, Delivery)>)> {
-        // Room for every cell up front (the heap-size estimate covers the encoded size), so
-        // the block does not grow by doubling and copying what it holds.
+        // Room for every cell up front (exactly), so the block does not grow by doubling and
+        // copying what it holds.
         let room: usize = batch
             .regions
             .iter()
             .flat_map(|(_, idxs)| idxs)
-            .map(|&idx| match &self.actions[idx] {
-                a @ (Action::Put(_) | Action::Delete(_)) => a.heap_size(),
-                _ => 0,
-            })
+            .map(|&idx| self.actions[idx].cellblock_len())
             .sum();
         let mut cellblock = BytesMut::with_capacity(room);
-        let mut req = hbase_proto::MultiRequest::default();
-        let mut order: Vec<usize> = Vec::new();
+        let mut req = hbase_proto::MultiRequest {
+            region_action: Vec::with_capacity(batch.regions.len()),
+            ..Default::default()
+        };
+        let actions: usize = batch.regions.iter().map(|(_, idxs)| idxs.len()).sum();
+        let mut order: Vec<usize> = Vec::with_capacity(actions);
         for (loc, idxs) in &batch.regions {
             let mut ra = hbase_proto::RegionAction {
                 region: region_specifier(&loc.region.name),
+                action: Vec::with_capacity(idxs.len()),
                 ..Default::default()
             };
             for &idx in idxs {

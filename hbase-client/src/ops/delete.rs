@@ -8,7 +8,7 @@ use hbase_proto::mutation_proto::{
 use super::{add_qualifier_value, mutation_proto};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, check_row, encode_cell};
+use crate::rpc::cellblock::{check_cell_limits, check_row, encode_cell, encoded_len};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -105,6 +105,20 @@ impl Delete {
             })
             .sum();
         64 + self.row.len() + targets
+    }
+
+    /// Bytes [`to_cellblock_proto`](Self::to_cellblock_proto) appends to the cell block
+    /// (exactly: one marker per target, each with the row).
+    pub(crate) fn cellblock_len(&self) -> usize {
+        self.targets
+            .iter()
+            .map(|t| match t {
+                Target::Family(f) | Target::FamilyVersion(f, _) => {
+                    encoded_len(&self.row, f, b"", b"")
+                }
+                Target::Column(f, q, ..) => encoded_len(&self.row, f, q, b""),
+            })
+            .sum()
     }
 
     /// The mutation header for a cell-block encoding; delete markers go to `block`.

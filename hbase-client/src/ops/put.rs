@@ -6,7 +6,7 @@ use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValu
 use super::{add_qualifier_value, mutation_proto};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, check_cell_size, encode_cell};
+use crate::rpc::cellblock::{check_cell_limits, check_cell_size, encode_cell, encoded_len};
 
 /// How durably the server persists a mutation before acknowledging it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -143,6 +143,15 @@ impl Put {
             .map(|(f, q, _, v)| 48 + f.len() + q.len() + v.len())
             .sum();
         64 + self.row.len() + cells
+    }
+
+    /// Bytes [`to_cellblock_proto`](Self::to_cellblock_proto) appends to the cell block
+    /// (exactly: every cell repeats the row).
+    pub(crate) fn cellblock_len(&self) -> usize {
+        self.cells
+            .iter()
+            .map(|(f, q, _, v)| encoded_len(&self.row, f, q, v))
+            .sum()
     }
 
     /// The mutation header for a cell-block encoding; the cells go to `block`.
