@@ -21,6 +21,7 @@ pub mod runner;
 pub mod series;
 pub mod shell;
 pub mod sweep;
+pub mod usage;
 pub mod util;
 pub mod workload;
 pub mod workloads;
@@ -592,6 +593,12 @@ async fn run_phase(
             &path,
             &measurements::render_text(&result.lines),
         )?;
+        let usage = usage::ProcessUsage {
+            cpu: result.cpu,
+            ops: result.ops,
+            peak_rss_kib: usage::peak_rss_kib(),
+        };
+        write_file("artifacts", &format!("{dir}/process.txt"), &usage.to_text())?;
     }
     let report = exporter.render(&result.lines);
     // What YCSB prints on stdout besides the report (raw measurements), first.
