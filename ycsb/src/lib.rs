@@ -120,8 +120,18 @@ fn binding(p: &Properties) -> Result<Binding, Error> {
     }
 }
 
+/// Set by [`main_with_args`]: this process is a `ycsb` command line, so `ycsb sweep` may run
+/// its points in this same program.
+static STARTED_AS_CLI: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True when this process was started through [`main_with_args`] (a `ycsb` binary).
+pub fn started_as_cli() -> bool {
+    STARTED_AS_CLI.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the binary with `args` (without the program name) and returns the exit code.
 pub fn main_with_args(args: Vec<String>) -> i32 {
+    STARTED_AS_CLI.store(true, std::sync::atomic::Ordering::Relaxed);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -186,6 +186,26 @@ fn short(workload: &str) -> String {
         .collect()
 }
 
+/// The program every point runs in: `-p sweep.exe=PATH`, else this program when it is the
+/// `ycsb` command line (`cli_exe`: Some, with its path if known). A sweep started from another
+/// program (a test binary calling [`crate::execute`]) must name one: that program would take
+/// `run ...` for its own options.
+fn point_exe(p: &Properties, cli_exe: Option<Option<PathBuf>>) -> Result<PathBuf, Error> {
+    if let Some(path) = p.get("sweep.exe").map(str::trim).filter(|s| !s.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    match cli_exe {
+        Some(Some(exe)) => Ok(exe),
+        Some(None) => Err(Error::Config(
+            "cannot find this program's path: set -p sweep.exe=PATH to the ycsb each point runs in"
+                .into(),
+        )),
+        None => Err(Error::Config(
+            "this program is not the ycsb command line: set -p sweep.exe=PATH to the ycsb each point runs in".into(),
+        )),
+    }
+}
+
 /// Runs the sweep described by `args` (the whole command line, starting with `sweep`), with
 /// the properties `p` of its command line (for the table name, binding and connection).
 pub async fn sweep(
@@ -206,12 +226,10 @@ pub async fn sweep(
         .is_some_and(|d| d.trim().eq_ignore_ascii_case("memory"));
     let table = p.get_or("table", "usertable").trim().to_string();
     let warmup: f64 = p.get_or("warmuptime", "0").trim().parse().unwrap_or(0.0);
-    let exe = match p.get("sweep.exe").map(str::trim) {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => std::env::current_exe().map_err(|e| {
-            Error::Config(format!("cannot find this program (-p sweep.exe=PATH): {e}"))
-        })?,
-    };
+    let exe = point_exe(
+        p,
+        crate::started_as_cli().then(|| std::env::current_exe().ok()),
+    )?;
     let mut log = String::new();
 
     // 1. One load, with the first workload and the largest thread count (at most 64).
@@ -396,6 +414,19 @@ mod tests {
         assert_eq!(s.threads, vec![1, 4]);
         assert_eq!(s.targets, vec![0.0, 100.0]);
         assert_eq!(s.out.as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn points_run_in_a_ycsb_binary() {
+        let mut p = Properties::new();
+        let ycsb = PathBuf::from("/opt/bin/ycsb");
+        assert_eq!(point_exe(&p, Some(Some(ycsb.clone()))).unwrap(), ycsb);
+        // Not started as the command line (a test calling execute()): it must be named.
+        let err = point_exe(&p, None).unwrap_err();
+        assert!(err.to_string().contains("sweep.exe"), "{err}");
+        assert!(point_exe(&p, Some(None)).is_err());
+        p.set("sweep.exe", "/x/ycsb-it");
+        assert_eq!(point_exe(&p, None).unwrap(), PathBuf::from("/x/ycsb-it"));
     }
 
     #[test]
