@@ -123,6 +123,9 @@ struct Pending {
     closed: Option<Error>,
     /// When `calls` last became non-empty (silence before that is idleness, not a fault).
     busy_since: Instant,
+    /// The reader's read-timeout check found no call outstanding and stopped ticking; the
+    /// next call wakes it (`Shared::busy`). An idle connection costs no timer wakeups.
+    watchdog_parked: bool,
 }
 
 /// A request frame in the outbox (offsets into the outbox buffer).
@@ -198,6 +201,8 @@ struct Shared {
     pending: Mutex<Pending>,
     outbox: Mutex<Outbox>,
     out_ready: Notify,
+    /// Wakes the reader's parked read-timeout check: a call started on an idle connection.
+    busy: Notify,
     closed: AtomicBool,
     next_call_id: AtomicU32,
     /// Answers the reader's last read completed (callers woken at once, about to send).
@@ -286,22 +291,25 @@ impl Shared {
     }
 
     /// The reader's periodic check: releases orphans whose answer is overdue, and says whether
-    /// the connection is dead (nothing read for the read timeout while calls are outstanding).
-    fn watchdog(&self, last_read: Instant) -> Option<Error> {
+    /// the connection is dead (nothing read for the read timeout while calls are outstanding)
+    /// or idle (no call outstanding: the check parks until the next call wakes it; decided
+    /// under the lock that call takes, so no call can slip past it).
+    fn watchdog(&self, last_read: Instant) -> Watch {
         let now = Instant::now();
         let mut p = self.lock_pending();
         p.calls
             .retain(|_, e| e.orphaned_until.is_none_or(|until| now < until));
         if p.calls.is_empty() {
-            return None;
+            p.watchdog_parked = true;
+            return Watch::Idle;
         }
         let quiet_since = last_read.max(p.busy_since);
         if now.duration_since(quiet_since) < self.read_timeout {
-            return None;
+            return Watch::Busy;
         }
         ServerCounters::add(&self.counters.read_timeouts, 1);
         // A timeout (no answer came in time), which closes the connection.
-        Some(Error::Timeout {
+        Watch::Dead(Error::Timeout {
             what: format!(
                 "reading from {} with {} calls outstanding (the read timeout: the connection is closed)",
                 self.addr,
@@ -310,6 +318,16 @@ impl Shared {
             after: self.read_timeout,
         })
     }
+}
+
+/// What the reader's read-timeout check found.
+enum Watch {
+    /// Calls are outstanding and answers are not overdue: check again a tick later.
+    Busy,
+    /// No call outstanding: the check is parked until a call starts.
+    Idle,
+    /// Nothing read for the read timeout with calls outstanding.
+    Dead(Error),
 }
 
 /// A live connection to one server for one service. Dropping the last handle closes it.
@@ -382,12 +400,14 @@ impl RpcConnection {
                 calls: CallMap::default(),
                 closed: None,
                 busy_since: Instant::now(),
+                watchdog_parked: false,
             }),
             outbox: Mutex::new(Outbox {
                 buf: BytesMut::with_capacity(64 * 1024),
                 ..Default::default()
             }),
             out_ready: Notify::new(),
+            busy: Notify::new(),
             closed: AtomicBool::new(false),
             next_call_id: AtomicU32::new(0),
             last_burst: AtomicUsize::new(0),
@@ -442,13 +462,15 @@ impl RpcConnection {
         };
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7fff_ffff;
         let (tx, rx) = oneshot::channel();
-        {
+        let wake_watchdog = {
             let mut p = shared.lock_pending();
             if let Some(e) = &p.closed {
                 return Err(CallError::not_sent(e.duplicate()));
             }
+            let mut wake = false;
             if p.calls.is_empty() {
                 p.busy_since = Instant::now();
+                wake = std::mem::take(&mut p.watchdog_parked);
             }
             p.calls.insert(
                 call_id,
@@ -458,6 +480,10 @@ impl RpcConnection {
                     orphaned_until: None,
                 },
             );
+            wake
+        };
+        if wake_watchdog {
+            shared.busy.notify_one();
         }
         let mut guard = CallGuard {
             shared,
@@ -678,6 +704,8 @@ async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
     let mut last_read = Instant::now();
     let check = tokio::time::sleep_until(last_read + tick);
     tokio::pin!(check);
+    // The check found no call outstanding and waits for `shared.busy` instead of ticking.
+    let mut parked = false;
     loop {
         let mut answered = 0;
         while buf.len() >= 4 {
@@ -710,10 +738,16 @@ async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
         };
         let read = tokio::select! {
             read = rd.read_buf(target) => read,
-            _ = &mut check => {
-                if let Some(dead) = shared.watchdog(last_read) {
-                    return dead;
+            _ = &mut check, if !parked => {
+                match shared.watchdog(last_read) {
+                    Watch::Dead(dead) => return dead,
+                    Watch::Idle => parked = true,
+                    Watch::Busy => check.as_mut().reset(Instant::now() + tick),
                 }
+                continue;
+            }
+            _ = shared.busy.notified(), if parked => {
+                parked = false;
                 check.as_mut().reset(Instant::now() + tick);
                 continue;
             }
