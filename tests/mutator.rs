@@ -494,3 +494,307 @@ async fn mixed_batch_results_come_in_caller_order() {
     })
     .await;
 }
+
+/// A region moves off a frozen server while its writes wait behind that server's requests
+/// (the frozen server's two task slots held by writes to its other regions): the region's
+/// queue follows it, so its writes, and new ones to it, land on the new server while the
+/// frozen server's own writes are still unanswered. (Before, the queue kept counting against
+/// the old server's slots, so its writes waited until the frozen writes failed for good.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_region_moved_off_a_frozen_server_takes_its_queue_along() {
+    bounded(400, async {
+        let plain = hbase_it::client().await;
+        let admin = plain.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let name = hbase_it::unique_table("mut_moved");
+        hbase_it::create_table(&plain, &name, &["b", "c"]).await;
+        let meta = admin.meta_server().await.unwrap();
+        let servers = admin.region_servers().await.unwrap();
+        let frozen = servers
+            .iter()
+            .find(|s| s.address() != meta.address())
+            .cloned()
+            .expect("a server without meta");
+        let dest = servers
+            .iter()
+            .find(|s| s.address() != frozen.address())
+            .cloned()
+            .expect("a second server");
+        // Regions a, b and c all on the server to be frozen.
+        let regions = admin.list_regions(&name).await.unwrap();
+        for r in &regions {
+            admin.move_region(&r.region, Some(&frozen)).await.unwrap();
+        }
+        let proxy = FaultProxy::new();
+        // Requests of 8 KiB: each region's stuck rows make more than one request. Retries
+        // without end: the frozen writes fail only when the operation timeout passes.
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(150))
+                .rpc_timeout(Duration::from_secs(5))
+                .retries(10_000)
+                .max_request_size(8 * 1024)
+        })
+        .await;
+        let failures: Arc<Mutex<Vec<String>>> = Arc::default();
+        let f2 = failures.clone();
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default()
+                    .write_buffer_size(1 << 20)
+                    .on_failure(move |f| {
+                        f2.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(format!("{:?}: {}", f.row, f.error))
+                    }),
+            )
+            .unwrap();
+        for p in ["a", "b", "c"] {
+            mutator
+                .mutate(Put::new(format!("{p}-warm")).add("cf", "q", "v"))
+                .await
+                .unwrap();
+        }
+        mutator.flush().await.unwrap();
+        let ctl = proxy.control(&hbase_it::map_address(&frozen.address()));
+        ctl.set_freeze_new(true);
+        ctl.freeze_existing();
+        let value = Bytes::from(vec![b'v'; 1024]);
+        let rows = |p: &str, what: &str, n: usize| -> Vec<String> {
+            (0..n).map(|i| format!("{p}-{what}-{i:03}")).collect()
+        };
+        // In buffered order: a's rows (three requests' worth), then b's and c's (more than one
+        // request each). a's first request and b's first take the frozen server's two slots;
+        // c waits for a slot, and so does the rest of a.
+        let (a, b, c) = (
+            rows("a", "stuck", 24),
+            rows("b", "stuck", 12),
+            rows("c", "stuck", 12),
+        );
+        for row in a.iter().chain(&b).chain(&c) {
+            mutator
+                .mutate(Put::new(row.clone()).add("cf", "q", value.clone()))
+                .await
+                .unwrap();
+        }
+        let m2 = mutator.clone();
+        let flushing = tokio::spawn(async move { m2.flush().await });
+        // Region a moves (the master reaches the server; only this client's connections are
+        // frozen). a's request times out, is located again and lands on the new server.
+        let region_a = regions
+            .iter()
+            .find(|r| r.region.contains(b"a"))
+            .expect("region a");
+        assert_eq!(
+            admin
+                .move_region(&region_a.region, Some(&dest))
+                .await
+                .unwrap(),
+            dest
+        );
+        let table = plain.table(&name.to_string()).unwrap();
+        let all_present = |rows: Vec<String>| {
+            let table = table.clone();
+            async move {
+                let actions: Vec<hbase_client::Action> = rows
+                    .iter()
+                    .map(|r| hbase_client::Action::Get(Get::new(r.clone())))
+                    .collect();
+                table
+                    .batch(&actions)
+                    .await
+                    .into_iter()
+                    .all(|r| matches!(r, Ok(hbase_client::ActionResult::Row(Some(_)))))
+            }
+        };
+        // The event: all of a's rows stored. It must come while b's and c's writes are still
+        // unanswered (nothing failed, the flush still waits).
+        while !all_present(a.clone()).await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            *failures.lock().unwrap(),
+            Vec::<String>::new(),
+            "a's writes waited until the frozen server's writes failed"
+        );
+        assert!(
+            !flushing.is_finished(),
+            "b's and c's writes are still pending"
+        );
+        // New writes to the moved region: acknowledged while the server stays frozen.
+        let fresh = rows("a", "new", 24);
+        for row in &fresh {
+            mutator
+                .mutate(Put::new(row.clone()).add("cf", "q", value.clone()))
+                .await
+                .unwrap();
+        }
+        let m3 = mutator.clone();
+        let flushing_fresh = tokio::spawn(async move { m3.flush().await });
+        while !all_present(fresh.clone()).await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(*failures.lock().unwrap(), Vec::<String>::new());
+        assert!(mutator.unanswered_mutations() >= b.len() + c.len() - 16);
+        ctl.thaw();
+        flushing
+            .await
+            .unwrap()
+            .expect("b and c land after the thaw");
+        flushing_fresh.await.unwrap().expect("nothing failed");
+        mutator.close().await.unwrap();
+        let stored = count_rows(&plain, &name.to_string()).await.len();
+        assert_eq!(stored, 3 + a.len() + b.len() + c.len() + fresh.len());
+        hbase_it::drop_table(&plain, &name).await;
+        balancer.release().await;
+    })
+    .await;
+}
+
+/// `mutate` futures dropped while they wait for room in the buffer (behind a frozen server's
+/// unanswered writes) give back the write-budget bytes they took: once everything is
+/// answered, the client's budget holds nothing, and only the writes that returned `Ok` are
+/// stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_mutates_give_their_budget_back() {
+    bounded(180, async {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let plain = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_cancel");
+        hbase_it::create_table(&plain, &name, &[]).await;
+        let server = hbase_it::server_of(&plain, &name, "r").await.address();
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(120))
+                .rpc_timeout(Duration::from_secs(5))
+                .retries(10_000)
+        })
+        .await;
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(4096),
+            )
+            .unwrap();
+        mutator
+            .mutate(Put::new("warm").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        mutator.flush().await.unwrap();
+        assert_eq!(mutator.client_buffered_bytes(), 0);
+        let ctl = proxy.control(&hbase_it::map_address(&server));
+        ctl.set_freeze_new(true);
+        ctl.freeze_existing();
+        // Writes until the mutator holds its pending buffers and a full buffer: then a
+        // `mutate` has its budget bytes and waits for room in the buffer. 50 of those are
+        // polled once and dropped.
+        let value = Bytes::from(vec![b'v'; 256]);
+        let mut cx = Context::from_waker(Waker::noop());
+        let (mut written, mut cancelled) = (0usize, 0usize);
+        let mut i = 0u32;
+        while cancelled < 50 {
+            i += 1;
+            let put = Put::new(format!("r{i:05}")).add("cf", "q", value.clone());
+            let mut pending = std::pin::pin!(mutator.mutate(put));
+            match pending.as_mut().poll(&mut cx) {
+                Poll::Ready(r) => {
+                    r.unwrap();
+                    written += 1;
+                    assert_eq!(cancelled, 0, "once the buffer is full, writes wait");
+                }
+                Poll::Pending => cancelled += 1,
+            }
+            assert!(written < 10_000, "the buffer never filled");
+        }
+        ctl.thaw();
+        mutator.flush().await.expect("the frozen writes land");
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            0,
+            "bytes of cancelled writes are still counted"
+        );
+        assert_eq!(
+            count_rows(&plain, &name.to_string()).await.len(),
+            1 + written
+        );
+        mutator.close().await.unwrap();
+        hbase_it::drop_table(&plain, &name).await;
+    })
+    .await;
+}
+
+/// The mutator's tasks live on a runtime that shuts down while its dispatcher waits for a
+/// region lookup (meta's server frozen): the mutations the dispatcher took are failed as not
+/// sent, so a `flush` awaited on another runtime returns them instead of waiting forever.
+#[test]
+fn runtime_shut_down_during_a_lookup_fails_the_taken_mutations() {
+    let outer = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let inner = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    // The proxy's listeners live on the outer runtime, which outlives the inner one.
+    let (plain, name, proxy, meta_ctl) = outer.block_on(async {
+        let plain = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_shutdown");
+        hbase_it::create_table(&plain, &name, &[]).await;
+        let meta = plain.admin().meta_server().await.unwrap().address();
+        let proxy = FaultProxy::new();
+        for s in plain.admin().region_servers().await.unwrap() {
+            proxy.control(&hbase_it::map_address(&s.address()));
+        }
+        let meta_ctl = proxy.control(&hbase_it::map_address(&meta));
+        (plain, name, proxy, meta_ctl)
+    });
+    let (client, mutator) = inner.block_on(async {
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(300))
+                .rpc_timeout(Duration::from_secs(120))
+        })
+        .await;
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        (client, mutator)
+    });
+    meta_ctl.set_freeze_new(true);
+    meta_ctl.freeze_existing();
+    outer.block_on(bounded(120, async move {
+        let misses = client.stats().meta_cache_misses;
+        mutator
+            .mutate(Put::new("row").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        let m2 = mutator.clone();
+        let flushing = tokio::spawn(async move { m2.flush().await });
+        // The event: the dispatcher looks the row's region up (a cache miss; meta is frozen,
+        // so the lookup does not end).
+        while client.stats().meta_cache_misses == misses {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        inner.shutdown_background();
+        match flushing.await.unwrap() {
+            Err(Error::MutationsFailed { failures, dropped }) => {
+                assert_eq!((failures.len(), dropped), (1, 0));
+                assert_eq!(&failures[0].row[..], b"row");
+                assert!(
+                    matches!(failures[0].error, Error::MutatorClosed { .. }),
+                    "not sent: {}",
+                    failures[0].error
+                );
+            }
+            other => panic!("expected the taken write to fail, got {other:?}"),
+        }
+        let after = mutator.mutate(Put::new("later").add("cf", "q", "v")).await;
+        assert!(after.is_err(), "a write after the flusher is gone fails");
+        meta_ctl.thaw();
+        hbase_it::drop_table(&plain, &name).await;
+        drop(proxy);
+    }));
+}

@@ -10,7 +10,10 @@
 //! The dispatcher locates each cut mutation once and places it in its region's queue; a
 //! request takes mutations from the front of one server's ready region queues. A region whose
 //! request is in flight is not looked at again until that request ends, so a dispatch pass
-//! costs what it places and sends, not what waits.
+//! costs what it places and sends, not what waits. A region queue counts against the task
+//! limit of the server its region is on as last learned: when a region moves, its queue
+//! follows as soon as the client learns the new location (a write to it located anew, or one
+//! of its requests ending after it relocated), so it does not wait for the old server's slots.
 //!
 //! Order: two writes to the same row are applied in the order they were buffered, also
 //! across retries. All unanswered writes to a row sit in one region queue (a later write
@@ -205,7 +208,9 @@ struct State {
 /// order. The requests made of them are routed by the multi layer, which locates every action
 /// again, so a queue whose region moved or split still sends to the right servers.
 struct RegionQueue {
-    /// The server the region was on when the queue was made; its task limit applies.
+    /// The server its region is on, as last learned (when the queue was made, when a write
+    /// placed in it was located elsewhere, or when one of its requests ended and the location
+    /// cache knew better); its task limit applies to the queue's next requests.
     server: String,
     entries: VecDeque<Entry>,
     /// Requests in flight made from this queue.
@@ -324,6 +329,8 @@ impl Core {
                 tracing::error!(table = %self.table, row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
             }
         }
+        // Its bytes first, so that a `flush` that sees it answered also sees them released.
+        self.budget.release(entry.bytes, true);
         {
             let mut st = self.lock();
             if let Some(f) = failed {
@@ -348,7 +355,6 @@ impl Core {
                 }
             }
         }
-        self.budget.release(entry.bytes, true);
         self.progress.notify_waiters();
     }
 }
@@ -383,6 +389,22 @@ impl Drop for Handle {
     }
 }
 
+/// Bytes a `mutate` took from the write budget for a mutation not yet in the buffer: given
+/// back when dropped (the write was refused, or the `mutate` future was cancelled while it
+/// waited for room), unless the buffer took them (`bytes` set to 0).
+struct Admitted<'a> {
+    budget: &'a WriteBudget,
+    bytes: usize,
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.budget.release(self.bytes, false);
+        }
+    }
+}
+
 /// Buffers puts and deletes of one table and sends them in batches, to every server
 /// concurrently. Cheap to clone; clones share one buffer.
 ///
@@ -402,6 +424,12 @@ impl Drop for Handle {
 ///   answered with errors.
 /// - A `mutate` after `close` (or racing it) returns [`Error::MutatorClosed`]; nothing is
 ///   buffered.
+/// - If the runtime running the mutator's tasks shuts down (or its dispatcher panics), every
+///   unanswered write is still reported, to a `flush` awaited elsewhere too: one never sent
+///   (buffered, queued, being located, or in a request whose task never ran) as
+///   [`Error::MutatorClosed`], one in a request that had started as
+///   [`ErrorKind::OutcomeUnknown`](crate::ErrorKind); later writes fail with
+///   [`Error::MutatorClosed`].
 ///
 /// # Dropping without `close`
 /// Dropping the last handle sends what is still buffered in the background (and logs a
@@ -466,6 +494,7 @@ impl BufferedMutator {
     /// the client together hold their
     /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
     /// (backpressure). After [`close`](Self::close) it fails with [`Error::MutatorClosed`].
+    /// A `mutate` dropped before it returned buffered nothing and gives back the room it took.
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
         let core = &*self.handle.core;
@@ -475,6 +504,12 @@ impl BufferedMutator {
             return Err(e);
         }
         self.take_budget(bytes).await;
+        // From here the bytes are held for this mutation: given back unless it is buffered,
+        // also when this future is dropped while it waits for room in the buffer.
+        let mut admitted = Admitted {
+            budget: &core.budget,
+            bytes,
+        };
         let mut entry = Some(Entry {
             mutation,
             bytes,
@@ -485,7 +520,6 @@ impl BufferedMutator {
             {
                 let mut st = core.lock();
                 if let Some(e) = self.refusal(&st) {
-                    core.budget.release(bytes, false);
                     return Err(e);
                 }
                 if core.buffer_full(&st) && core.may_cut(&st) {
@@ -494,6 +528,8 @@ impl BufferedMutator {
                 if !core.buffer_full(&st) {
                     st.buffer.push(entry.take().expect("pushed once"));
                     st.buffered_bytes += bytes;
+                    // The buffer holds them now (and `cut` hands them on).
+                    admitted.bytes = 0;
                     if core.buffer_full(&st) && core.may_cut(&st) {
                         core.cut(&mut st);
                     }
@@ -692,22 +728,27 @@ async fn dispatcher(core: Arc<Core>) {
 /// ends.
 async fn dispatch(core: &Arc<Core>) {
     let fresh = std::mem::take(&mut core.lock().queue);
-    let mut located: Vec<(Entry, Option<Location>)> = Vec::with_capacity(fresh.len());
-    if !fresh.is_empty() {
+    let mut taken = Taken {
+        core,
+        located: VecDeque::with_capacity(fresh.len()),
+        unlocated: fresh,
+    };
+    if !taken.unlocated.is_empty() {
         let deadline = Instant::now() + core.opts.rpc_timeout;
-        for entry in fresh {
+        while let Some(entry) = taken.unlocated.front() {
             let loc = core
                 .rt
                 .locator
                 .seek(&core.table, Seek::Row(entry.mutation.row()), deadline)
                 .await;
-            located.push((entry, loc.ok()));
+            let entry = taken.unlocated.pop_front().expect("front exists");
+            taken.located.push_back((entry, loc.ok()));
         }
     }
     let requests = {
         let mut st = core.lock();
         let st = &mut *st;
-        for (entry, loc) in located {
+        while let Some((entry, loc)) = taken.located.pop_front() {
             // Unlocatable now: they queue under the empty name (no region has it); their
             // requests' retries look them up again.
             let region = loc
@@ -728,32 +769,119 @@ async fn dispatch(core: &Arc<Core>) {
                             request: 0,
                         },
                     );
-                    region
+                    region.clone()
                 }
             };
             let q = st
                 .regions
                 .entry(key.clone())
                 .or_insert_with(|| RegionQueue {
-                    server: loc.map_or_else(String::new, |l| l.server.address()),
+                    server: loc
+                        .as_ref()
+                        .map_or_else(String::new, |l| l.server.address()),
                     entries: VecDeque::new(),
                     tasks: 0,
                     ready: false,
                 });
+            // The region's queue from before it moved: it goes where the region is now.
+            if let Some(l) = loc.as_ref().filter(|_| !key.is_empty() && key == region) {
+                if !is_at(&q.server, &l.server) {
+                    rehome(&mut st.servers, &key, q, l.server.address());
+                }
+            }
             q.entries.push_back(entry);
             if !q.ready {
-                q.ready = true;
-                st.servers
-                    .entry(q.server.clone())
-                    .or_default()
-                    .ready
-                    .push_back(key);
+                list_ready(&mut st.servers, &key, q);
             }
         }
         core.form_requests(st)
     };
     for req in requests {
-        tokio::spawn(send_request(core.clone(), req));
+        // Answerable before the task exists (see `InFlight`).
+        let req = InFlight::new(core.clone(), req);
+        tokio::spawn(send_request(req));
+    }
+}
+
+/// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
+/// left (the dispatcher task was dropped while it located them, as when its runtime shuts
+/// down, or it panicked), it fails them as not sent: nobody else holds them to answer them.
+struct Taken<'a> {
+    core: &'a Core,
+    unlocated: VecDeque<Entry>,
+    located: VecDeque<(Entry, Option<Location>)>,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if self.unlocated.is_empty() && self.located.is_empty() {
+            return;
+        }
+        let core = self.core;
+        // The dispatcher is ending: later cuts fail at once (its own guard fails the queues).
+        core.lock().dead = true;
+        let left: Vec<Sent> = self
+            .unlocated
+            .drain(..)
+            .chain(self.located.drain(..).map(|(e, _)| e))
+            .map(|e| Sent::of(&e, Stage::Unplaced))
+            .collect();
+        tracing::error!(table = %core.table, mutations = left.len(), "the BufferedMutator's flusher ended while locating mutations; they fail");
+        for sent in &left {
+            core.settle(
+                sent,
+                Err(core.closed_error("its flusher is gone (the runtime shut down); not sent")),
+            );
+        }
+    }
+}
+
+/// Whether `address` (`host:port`) names `server`, without formatting its address.
+fn is_at(address: &str, server: &crate::region::ServerName) -> bool {
+    address
+        .strip_prefix(server.host.as_str())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|port| port.parse() == Ok(server.port))
+}
+
+/// Moves region queue `q` (named `key`) to server `to`, where its region is now: its next
+/// requests count against that server's task limit, not the old one's (whose slots may all
+/// be held by requests to a frozen server). Requests in flight stay counted where they went,
+/// and the queue's order and its region task count do not change, so a row's writes still go
+/// one request at a time, in buffered order.
+fn rehome(
+    servers: &mut HashMap<String, ServerQueue>,
+    key: &Bytes,
+    q: &mut RegionQueue,
+    to: String,
+) {
+    let from = std::mem::replace(&mut q.server, to);
+    if q.ready {
+        if let Some(old) = servers.get_mut(&from) {
+            old.ready.retain(|k| k != key);
+        }
+        list_ready(servers, key, q);
+    }
+    forget_if_idle(servers, &from);
+}
+
+/// Lists region queue `q` (named `key`) in its server's ready queues.
+fn list_ready(servers: &mut HashMap<String, ServerQueue>, key: &Bytes, q: &mut RegionQueue) {
+    q.ready = true;
+    servers
+        .entry(q.server.clone())
+        .or_default()
+        .ready
+        .push_back(key.clone());
+}
+
+/// Forgets `server` if nothing of it is in flight or ready (a moved region's old server, say).
+fn forget_if_idle(servers: &mut HashMap<String, ServerQueue>, server: &str) {
+    if servers
+        .get(server)
+        .is_some_and(|s| s.tasks == 0 && s.ready.is_empty())
+    {
+        servers.remove(server);
     }
 }
 
@@ -861,41 +989,69 @@ impl Core {
                 if q.tasks == 0 {
                     let server = q.server.clone();
                     regions.remove(key);
-                    // Forget idle servers too (a moved region's old server, say).
-                    if servers
-                        .get(&server)
-                        .is_some_and(|s| s.tasks == 0 && s.ready.is_empty())
-                    {
-                        servers.remove(&server);
-                    }
+                    forget_if_idle(servers, &server);
                 }
-            } else if !q.ready {
-                q.ready = true;
-                servers
-                    .entry(q.server.clone())
-                    .or_default()
-                    .ready
-                    .push_back(key.clone());
+            } else {
+                // Where its next write's region is now, as far as the location cache knows
+                // (the request may have just relocated it): a queue whose region moved goes
+                // with it. Unlocatable mutations (the empty name) have no server to follow.
+                let moved = q
+                    .entries
+                    .front()
+                    .filter(|_| !key.is_empty())
+                    .and_then(|e| self.rt.locator.cache().find(&self.table, e.mutation.row()))
+                    .filter(|l| !is_at(&q.server, &l.server));
+                if let Some(l) = moved {
+                    rehome(servers, key, q, l.server.address());
+                }
+                if !q.ready {
+                    list_ready(servers, key, q);
+                }
             }
+        }
+        forget_if_idle(servers, server);
+    }
+}
+
+/// A request handed to its task: it answers for its mutations from before the task is
+/// spawned. Dropped, it fails whatever is left without an outcome (as not sent if its task
+/// never ran: a task spawned while the runtime shuts down is dropped unpolled; as unknown if
+/// it had started), then frees its server and regions.
+struct InFlight {
+    core: Arc<Core>,
+    server: String,
+    regions: Vec<Bytes>,
+    sent: Vec<Sent>,
+    actions: Vec<Action>,
+    settled: Mutex<Vec<bool>>,
+    started: bool,
+}
+
+impl InFlight {
+    fn new(core: Arc<Core>, req: Request) -> InFlight {
+        let mut sent = Vec::with_capacity(req.entries.len());
+        let mut actions = Vec::with_capacity(req.entries.len());
+        for e in req.entries {
+            sent.push(Sent::of(&e, Stage::InFlight));
+            actions.push(Action::from(e.mutation));
+        }
+        InFlight {
+            core,
+            server: req.server,
+            regions: req.regions,
+            settled: Mutex::new(vec![false; sent.len()]),
+            sent,
+            actions,
+            started: false,
         }
     }
 }
 
-/// Frees a request's server and regions when it ends, and fails whatever it leaves without
-/// an outcome (the task was dropped: the runtime shut down).
-struct RequestGuard<'a> {
-    core: &'a Arc<Core>,
-    server: String,
-    regions: Vec<Bytes>,
-    sent: &'a [Sent],
-    settled: &'a Mutex<Vec<bool>>,
-}
-
-impl Drop for RequestGuard<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
-        let core = self.core;
+        let core = &self.core;
         let unsettled: Vec<usize> = {
-            let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+            let settled = self.settled.get_mut().unwrap_or_else(|e| e.into_inner());
             let idxs: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
             for &i in &idxs {
                 settled[i] = true;
@@ -903,13 +1059,16 @@ impl Drop for RequestGuard<'_> {
             idxs
         };
         for i in unsettled {
-            let e =
+            let e = if self.started {
                 Error::OutcomeUnknown {
                     attempts: 1,
                     last: Box::new(core.closed_error(
                         "its request ended without an answer (the runtime shut down)",
                     )),
-                };
+                }
+            } else {
+                core.closed_error("its request never started (the runtime shut down); not sent")
+            };
             core.settle(&self.sent[i], Err(e));
         }
         core.request_ended(&self.server, &self.regions);
@@ -917,31 +1076,20 @@ impl Drop for RequestGuard<'_> {
     }
 }
 
-async fn send_request(core: Arc<Core>, req: Request) {
-    let mut sent = Vec::with_capacity(req.entries.len());
-    let mut actions = Vec::with_capacity(req.entries.len());
-    for e in req.entries {
-        sent.push(Sent::of(&e, Stage::InFlight));
-        actions.push(Action::from(e.mutation));
-    }
-    let settled = Mutex::new(vec![false; sent.len()]);
-    let _guard = RequestGuard {
-        core: &core,
-        server: req.server,
-        regions: req.regions,
-        sent: &sent,
-        settled: &settled,
-    };
+async fn send_request(mut req: InFlight) {
+    req.started = true;
+    let req = &req;
+    let core = &req.core;
     let on_outcome = |idx: usize, outcome: Result<ActionResult>| {
         {
-            let mut s = settled.lock().unwrap_or_else(|e| e.into_inner());
+            let mut s = req.settled.lock().unwrap_or_else(|e| e.into_inner());
             if std::mem::replace(&mut s[idx], true) {
                 return;
             }
         }
-        core.settle(&sent[idx], outcome);
+        core.settle(&req.sent[idx], outcome);
     };
-    crate::multi::run_each(&core.rt, &core.opts, &core.table, &actions, &on_outcome).await;
+    crate::multi::run_each(&core.rt, &core.opts, &core.table, &req.actions, &on_outcome).await;
 }
 
 async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
@@ -958,5 +1106,26 @@ async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
             return;
         }
         core.cut(&mut st);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::region::ServerName;
+
+    #[test]
+    fn is_at_compares_host_and_port_exactly() {
+        let s = ServerName {
+            host: "10.0.0.1".into(),
+            port: 16020,
+            start_code: 7,
+        };
+        assert!(is_at("10.0.0.1:16020", &s));
+        assert!(!is_at("10.0.0.1:1602", &s));
+        assert!(!is_at("10.0.0.1:160200", &s));
+        assert!(!is_at("10.0.0.10:16020", &s));
+        assert!(!is_at("10.0.0.1", &s));
+        assert!(!is_at("", &s));
     }
 }
