@@ -724,6 +724,22 @@ async fn cancelled_mutates_give_their_budget_back() {
     .await;
 }
 
+/// `flush`'s result when only the write to `row` failed, as not sent.
+fn assert_only_row_failed_unsent(flushed: hbase_client::Result<()>) {
+    match flushed {
+        Err(Error::MutationsFailed { failures, dropped }) => {
+            assert_eq!((failures.len(), dropped), (1, 0));
+            assert_eq!(&failures[0].row[..], b"row");
+            assert!(
+                matches!(failures[0].error, Error::MutatorClosed { .. }),
+                "not sent: {}",
+                failures[0].error
+            );
+        }
+        other => panic!("expected the write to `row` to fail as not sent, got {other:?}"),
+    }
+}
+
 /// The mutator's tasks live on a runtime that shuts down while its dispatcher waits for a
 /// region lookup (meta's server frozen): the mutations the dispatcher took are failed as not
 /// sent, so a `flush` awaited on another runtime returns them instead of waiting forever.
@@ -779,22 +795,78 @@ fn runtime_shut_down_during_a_lookup_fails_the_taken_mutations() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         inner.shutdown_background();
-        match flushing.await.unwrap() {
-            Err(Error::MutationsFailed { failures, dropped }) => {
-                assert_eq!((failures.len(), dropped), (1, 0));
-                assert_eq!(&failures[0].row[..], b"row");
-                assert!(
-                    matches!(failures[0].error, Error::MutatorClosed { .. }),
-                    "not sent: {}",
-                    failures[0].error
-                );
-            }
-            other => panic!("expected the taken write to fail, got {other:?}"),
-        }
+        assert_only_row_failed_unsent(flushing.await.unwrap());
         let after = mutator.mutate(Put::new("later").add("cf", "q", "v")).await;
         assert!(after.is_err(), "a write after the flusher is gone fails");
         meta_ctl.thaw();
         hbase_it::drop_table(&plain, &name).await;
         drop(proxy);
+    }));
+}
+
+/// A request task spawned but never run (its runtime shut down first) still answers for its
+/// mutations: they fail as not sent, and a `flush` awaited on another runtime returns them.
+/// The mutator's tasks live on a current-thread runtime that runs one task between polls of
+/// the future it blocks on, so the test stops it right after the dispatcher spawned a request.
+#[test]
+fn a_request_task_dropped_before_it_ran_fails_its_mutations() {
+    let outer = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .event_interval(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (plain, name) = outer.block_on(async {
+        let plain = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_unrun");
+        hbase_it::create_table(&plain, &name, &[]).await;
+        (plain, name)
+    });
+    // Location cached and connection open: the dispatcher places and sends in one poll.
+    let (client, mutator) = inner.block_on(async {
+        let client = hbase_it::client().await;
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        mutator
+            .mutate(Put::new("warm").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        mutator.flush().await.unwrap();
+        (client, mutator)
+    });
+    let hits = client.stats().meta_cache_hits;
+    outer
+        .block_on(mutator.mutate(Put::new("row").add("cf", "q", "v")))
+        .unwrap();
+    let m2 = mutator.clone();
+    let flushing = outer.spawn(async move { m2.flush().await });
+    // The event: the flush cut the buffer (the dispatcher, on the idle inner runtime, is woken
+    // but has not run).
+    outer.block_on(async {
+        while mutator.unanswered_mutations() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    // Runs the inner runtime until the dispatcher located the row (a cache hit): in that same
+    // poll it placed it and spawned its request, which has not run yet.
+    inner.block_on(async {
+        while client.stats().meta_cache_hits == hits {
+            tokio::task::yield_now().await;
+        }
+    });
+    drop(inner);
+    outer.block_on(bounded(60, async move {
+        assert_only_row_failed_unsent(flushing.await.unwrap());
+        let t = plain.table(&name.to_string()).unwrap();
+        assert!(
+            t.get(Get::new("row")).await.unwrap().is_none(),
+            "never sent"
+        );
+        hbase_it::drop_table(&plain, &name).await;
     }));
 }
