@@ -724,6 +724,23 @@ async fn cancelled_mutates_give_their_budget_back() {
     .await;
 }
 
+/// A multi-thread runtime (for a test that runs the mutator's tasks on another one), a client
+/// on it, and a new table.
+fn runtime_with_table(prefix: &str) -> (tokio::runtime::Runtime, Client, hbase_client::TableName) {
+    let outer = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (client, name) = outer.block_on(async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table(prefix);
+        hbase_it::create_table(&client, &name, &[]).await;
+        (client, name)
+    });
+    (outer, client, name)
+}
+
 /// `flush`'s result when only the write to `row` failed, as not sent.
 fn assert_only_row_failed_unsent(flushed: hbase_client::Result<()>) {
     match flushed {
@@ -745,28 +762,21 @@ fn assert_only_row_failed_unsent(flushed: hbase_client::Result<()>) {
 /// sent, so a `flush` awaited on another runtime returns them instead of waiting forever.
 #[test]
 fn runtime_shut_down_during_a_lookup_fails_the_taken_mutations() {
-    let outer = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (outer, plain, name) = runtime_with_table("mut_shutdown");
     let inner = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
     // The proxy's listeners live on the outer runtime, which outlives the inner one.
-    let (plain, name, proxy, meta_ctl) = outer.block_on(async {
-        let plain = hbase_it::client().await;
-        let name = hbase_it::unique_table("mut_shutdown");
-        hbase_it::create_table(&plain, &name, &[]).await;
+    let (proxy, meta_ctl) = outer.block_on(async {
         let meta = plain.admin().meta_server().await.unwrap().address();
         let proxy = FaultProxy::new();
         for s in plain.admin().region_servers().await.unwrap() {
             proxy.control(&hbase_it::map_address(&s.address()));
         }
         let meta_ctl = proxy.control(&hbase_it::map_address(&meta));
-        (plain, name, proxy, meta_ctl)
+        (proxy, meta_ctl)
     });
     let (client, mutator) = inner.block_on(async {
         let client = hbase_it::proxied_client(&proxy, |b| {
@@ -810,22 +820,12 @@ fn runtime_shut_down_during_a_lookup_fails_the_taken_mutations() {
 /// the future it blocks on, so the test stops it right after the dispatcher spawned a request.
 #[test]
 fn a_request_task_dropped_before_it_ran_fails_its_mutations() {
-    let outer = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (outer, plain, name) = runtime_with_table("mut_unrun");
     let inner = tokio::runtime::Builder::new_current_thread()
         .event_interval(1)
         .enable_all()
         .build()
         .unwrap();
-    let (plain, name) = outer.block_on(async {
-        let plain = hbase_it::client().await;
-        let name = hbase_it::unique_table("mut_unrun");
-        hbase_it::create_table(&plain, &name, &[]).await;
-        (plain, name)
-    });
     // Location cached and connection open: the dispatcher places and sends in one poll.
     let (client, mutator) = inner.block_on(async {
         let client = hbase_it::client().await;
@@ -868,5 +868,37 @@ fn a_request_task_dropped_before_it_ran_fails_its_mutations() {
             "never sent"
         );
         hbase_it::drop_table(&plain, &name).await;
+    }));
+}
+
+/// A mutator made on a runtime that shuts down before its dispatcher task ever ran: writes to
+/// it are refused, and nothing waits forever (before, `mutate` buffered, and `flush` waited
+/// for a dispatcher that never existed).
+#[test]
+fn a_mutator_whose_dispatcher_never_ran_refuses_writes() {
+    let (outer, client, name) = runtime_with_table("mut_never_ran");
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // Its tasks are spawned on the inner runtime, which never runs them.
+    let mutator = {
+        let _on_inner = inner.enter();
+        client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap()
+    };
+    drop(inner);
+    outer.block_on(bounded(60, async move {
+        let written = mutator.mutate(Put::new("row").add("cf", "q", "v")).await;
+        let flushed = mutator.flush().await;
+        assert!(
+            matches!(written, Err(Error::MutatorClosed { .. })),
+            "a write to a mutator without a flusher is refused: {written:?} (then flush: {flushed:?})"
+        );
+        assert!(flushed.is_ok(), "nothing was buffered: {flushed:?}");
+        let t = client.table(&name.to_string()).unwrap();
+        assert!(t.get(Get::new("row")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
     }));
 }

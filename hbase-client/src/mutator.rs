@@ -474,7 +474,9 @@ impl BufferedMutator {
             wake: Notify::new(),
             rt,
         });
-        tokio::spawn(dispatcher(core.clone()));
+        // The guard exists before the task: a task dropped unpolled (its runtime shutting
+        // down) still marks the mutator dead, so writes are refused instead of never sent.
+        tokio::spawn(dispatcher(DispatcherGuard(core.clone())));
         let handle = Arc::new(Handle { core });
         let flushable: Weak<dyn Flushable> = Arc::downgrade(&handle) as Weak<dyn Flushable>;
         handle.core.budget.register(flushable);
@@ -665,8 +667,9 @@ struct Request {
     entries: Vec<Entry>,
 }
 
-/// Ends the mutator's sending for good when the dispatcher ends (the runtime shut down, or a
-/// bug panicked it): every queued mutation fails, later cuts fail at once.
+/// Ends the mutator's sending for good when the dispatcher ends or never ran (the runtime shut
+/// down, or a bug panicked it): every queued mutation fails, later cuts fail at once, and
+/// later writes are refused.
 struct DispatcherGuard(Arc<Core>);
 
 impl Drop for DispatcherGuard {
@@ -705,8 +708,8 @@ impl Drop for DispatcherGuard {
     }
 }
 
-async fn dispatcher(core: Arc<Core>) {
-    let _guard = DispatcherGuard(core.clone());
+async fn dispatcher(guard: DispatcherGuard) {
+    let core = guard.0.clone();
     loop {
         let woken = core.wake.notified();
         {
