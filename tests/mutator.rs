@@ -902,3 +902,48 @@ fn a_mutator_whose_dispatcher_never_ran_refuses_writes() {
         hbase_it::drop_table(&client, &name).await;
     }));
 }
+
+/// A write buffered in a mutator whose flusher is gone (its runtime shut down), the mutator
+/// then dropped without `close`: nobody can flush it any more, so the failure listener hears
+/// it (before, it was failed into a list nobody reads: silently dropped).
+#[test]
+fn a_dead_mutator_dropped_without_close_tells_the_listener() {
+    let (outer, client, name) = runtime_with_table("mut_dead_drop");
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let heard: Arc<Mutex<Vec<(Bytes, String)>>> = Arc::default();
+    let h2 = heard.clone();
+    let mutator = {
+        let _on_inner = inner.enter();
+        client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().on_failure(move |f| {
+                    h2.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((f.row.clone(), f.error.to_string()))
+                }),
+            )
+            .unwrap()
+    };
+    // Buffered while the mutator still looks alive; then its runtime goes, then the mutator.
+    outer
+        .block_on(mutator.mutate(Put::new("row").add("cf", "q", "v")))
+        .unwrap();
+    drop(inner);
+    drop(mutator);
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(
+        heard.len(),
+        1,
+        "the listener hears the unsent write: {heard:?}"
+    );
+    assert_eq!(&heard[0].0[..], b"row");
+    outer.block_on(async {
+        let t = client.table(&name.to_string()).unwrap();
+        assert!(t.get(Get::new("row")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
+    });
+}

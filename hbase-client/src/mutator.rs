@@ -197,6 +197,9 @@ struct State {
     /// Requests formed so far (their ids).
     requests: u64,
     failures: FailureLog,
+    /// Failures made under the lock (a buffer cut after the dispatcher was gone), for the
+    /// listener, which is called outside it (see [`Core::tell_unheard`]).
+    unheard: Vec<FailedMutation>,
     closed: bool,
     /// The last handle is gone: the dispatcher ends once nothing is queued.
     abandoned: bool,
@@ -297,11 +300,19 @@ impl Core {
         let bytes = std::mem::take(&mut st.buffered_bytes);
         self.budget.sent(bytes);
         if st.dead {
+            tracing::error!(table = %self.table, mutations = entries.len(), "the BufferedMutator's flusher is gone (the runtime shut down); buffered mutations fail, not sent");
+            let reason = "its flusher is gone (the runtime shut down); not sent";
             for e in entries {
+                let row = e.mutation.row().clone();
+                if self.listener.is_some() {
+                    st.unheard.push(FailedMutation {
+                        row: row.clone(),
+                        error: self.closed_error(reason),
+                    });
+                }
                 let failed = FailedMutation {
-                    row: e.mutation.row().clone(),
-                    error: self
-                        .closed_error("its flusher is gone (the runtime shut down); not sent"),
+                    row,
+                    error: self.closed_error(reason),
                 };
                 st.failures.push(failed, self.max_failures_kept);
             }
@@ -317,6 +328,33 @@ impl Core {
         self.wake.notify_one();
     }
 
+    /// Hands a failure to the listener, if any (caller holds no lock; a panic is caught).
+    fn tell(&self, f: &FailedMutation) {
+        if let Some(listener) = &self.listener {
+            if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
+                tracing::error!(table = %self.table, row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
+            }
+        }
+    }
+
+    /// Cuts the buffer, then tells the listener of what that failed at once (the dispatcher
+    /// gone). Takes and releases the state lock.
+    fn cut_and_tell(&self) {
+        self.cut(&mut self.lock());
+        self.tell_unheard();
+    }
+
+    /// Tells the listener of failures made under the lock (caller holds no lock).
+    fn tell_unheard(&self) {
+        if self.listener.is_none() {
+            return;
+        }
+        let unheard = std::mem::take(&mut self.lock().unheard);
+        for f in &unheard {
+            self.tell(f);
+        }
+    }
+
     /// A mutation's final outcome: counted off, its row and region freed, its failure kept
     /// and handed to the listener (outside the lock, a panic caught).
     fn settle(&self, entry: &Sent, outcome: Result<ActionResult>) {
@@ -324,10 +362,8 @@ impl Core {
             row: entry.row.clone(),
             error,
         });
-        if let (Some(f), Some(listener)) = (&failed, &self.listener) {
-            if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
-                tracing::error!(table = %self.table, row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
-            }
+        if let Some(f) = &failed {
+            self.tell(f);
         }
         // Its bytes first, so that a `flush` that sees it answered also sees them released.
         self.budget.release(entry.bytes, true);
@@ -365,8 +401,7 @@ struct Handle {
 
 impl Flushable for Handle {
     fn cut_buffer(&self) {
-        let core = &self.core;
-        core.cut(&mut core.lock());
+        self.core.cut_and_tell();
     }
 }
 
@@ -385,6 +420,7 @@ impl Drop for Handle {
         core.cut(&mut st);
         st.abandoned = true;
         drop(st);
+        core.tell_unheard();
         core.wake.notify_one();
     }
 }
@@ -580,8 +616,7 @@ impl BufferedMutator {
 
     /// Hands the buffer to the dispatcher.
     fn cut_batch(&self) {
-        let core = &self.handle.core;
-        core.cut(&mut core.lock());
+        self.handle.core.cut_and_tell();
     }
 
     /// Bytes all mutators of this client hold together (buffered or in flight), counted
@@ -600,6 +635,7 @@ impl BufferedMutator {
             core.cut(&mut st);
             st.cuts
         };
+        core.tell_unheard();
         loop {
             let progress = core.progress.notified();
             {
@@ -1109,6 +1145,8 @@ async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
             return;
         }
         core.cut(&mut st);
+        drop(st);
+        core.tell_unheard();
     }
 }
 
