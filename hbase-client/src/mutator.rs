@@ -32,6 +32,7 @@
 //! `flush`/`close` (as [`Error::MutationsFailed`]) and the optional failure listener; see
 //! [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
@@ -793,10 +794,11 @@ async fn dispatch(core: &Arc<Core>) {
             let region = loc
                 .as_ref()
                 .map_or_else(Bytes::new, |l| l.region.name.clone());
-            let key = match st.rows.get_mut(entry.mutation.row()) {
+            // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
+            let (key, own) = match st.rows.get_mut(entry.mutation.row()) {
                 Some(p) => {
                     p.placed += 1;
-                    p.queue.clone()
+                    (p.queue.clone(), p.queue == region)
                 }
                 None => {
                     st.rows.insert(
@@ -808,26 +810,29 @@ async fn dispatch(core: &Arc<Core>) {
                             request: 0,
                         },
                     );
-                    region.clone()
+                    (region, true)
                 }
             };
-            let q = st
-                .regions
-                .entry(key.clone())
-                .or_insert_with(|| RegionQueue {
+            let q = match st.regions.entry(key.clone()) {
+                Slot::Occupied(slot) => {
+                    let q = slot.into_mut();
+                    // The region's queue from before it moved: it goes where the region is.
+                    if let Some(l) = loc.as_ref().filter(|_| own && !key.is_empty()) {
+                        if !is_at(&q.server, &l.server) {
+                            rehome(&mut st.servers, &key, q, l.server.address());
+                        }
+                    }
+                    q
+                }
+                Slot::Vacant(slot) => slot.insert(RegionQueue {
                     server: loc
                         .as_ref()
                         .map_or_else(String::new, |l| l.server.address()),
                     entries: VecDeque::new(),
                     tasks: 0,
                     ready: false,
-                });
-            // The region's queue from before it moved: it goes where the region is now.
-            if let Some(l) = loc.as_ref().filter(|_| !key.is_empty() && key == region) {
-                if !is_at(&q.server, &l.server) {
-                    rehome(&mut st.servers, &key, q, l.server.address());
-                }
-            }
+                }),
+            };
             q.entries.push_back(entry);
             if !q.ready {
                 list_ready(&mut st.servers, &key, q);
