@@ -494,3 +494,123 @@ async fn mixed_batch_results_come_in_caller_order() {
     })
     .await;
 }
+
+/// The region names of the `RegionAction`s of a `MultiRequest` (field 1, whose region
+/// specifier is field 1 with the name in its field 2).
+fn multi_regions(param: &[u8]) -> Vec<Bytes> {
+    use hbase_it::proxy::{proto_fields, Field};
+    let field = |msg: &[u8], n: u32| {
+        proto_fields(msg)
+            .expect("well-formed")
+            .into_iter()
+            .filter_map(move |(f, v)| match v {
+                Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    field(param, 1)
+        .iter()
+        .map(|ra| {
+            let spec = field(ra, 1).pop().expect("a region specifier");
+            field(&spec, 2).pop().expect("a region name")
+        })
+        .collect()
+}
+
+/// A batch sends at most `max_tasks_per_region` (default 1, Java's
+/// `hbase.client.max.perregion.tasks`) requests for one region at a time, while a server's
+/// second task goes to another region. Two regions on one server: region A gets 6 MiB (two
+/// requests of at most 4 MiB), region B four small puts, A's first in the caller's order. With
+/// the server's responses held at the proxy, the client fills its two tasks for that server
+/// and must then wait: the two requests the server holds carry A once, and B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_sends_one_request_per_region_at_a_time() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let admin = client.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let name = hbase_it::unique_table("multi_perregion");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let a = admin.region_for_row(&name, b"a").await.unwrap();
+        let b = admin.region_for_row(&name, b"n").await.unwrap();
+        let server = a.server.clone().expect("region A assigned");
+        admin
+            .move_region(&b.region, Some(&server))
+            .await
+            .expect("move region B to region A's server");
+        let table = client.table(&name.to_string()).unwrap();
+        // Both regions located (and B's move learnt) before responses are held.
+        for row in ["a-warm", "n-warm"] {
+            table.put(Put::new(row).add("cf", "q", "w")).await.unwrap();
+        }
+        let ctl = proxy.control(&server.address());
+
+        let big = Bytes::from(vec![b'x'; 512 * 1024]);
+        let mut actions: Vec<hbase_client::Action> = (0..12u32)
+            .map(|i| {
+                hbase_client::Action::Put(Put::new(format!("a{i:02}")).add("cf", "q", big.clone()))
+            })
+            .collect();
+        actions.extend(
+            (0..4u32).map(|i| {
+                hbase_client::Action::Put(Put::new(format!("n{i}")).add("cf", "q", "small"))
+            }),
+        );
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        let batch = {
+            let table = table.clone();
+            let actions = actions.clone();
+            tokio::spawn(async move { table.batch(&actions).await })
+        };
+        // The server's two tasks are taken: nothing more is sent until an answer comes.
+        while ctl.recorded().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let held: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_regions(&r.param))
+            .collect();
+        ctl.hold_responses(false);
+        let names = |rs: &Vec<Bytes>| {
+            rs.iter()
+                .map(|r| String::from_utf8_lossy(r).into_owned())
+                .collect::<Vec<_>>()
+        };
+        eprintln!(
+            "requests held at the server: {:?}",
+            held.iter().map(names).collect::<Vec<_>>()
+        );
+        let with_a = held.iter().filter(|rs| rs.contains(&a.region.name)).count();
+        assert_eq!(
+            with_a, 1,
+            "requests for region A in flight at once (limit 1): {with_a}"
+        );
+        assert!(
+            held.iter().any(|rs| rs == &vec![b.region.name.clone()]),
+            "the second task went to region B alone"
+        );
+
+        for (i, r) in batch.await.unwrap().into_iter().enumerate() {
+            assert_eq!(
+                r.unwrap_or_else(|e| panic!("action {i}: {e}")),
+                hbase_client::ActionResult::Done
+            );
+        }
+        let all: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_regions(&r.param))
+            .collect();
+        let a_requests = all.iter().filter(|rs| rs.contains(&a.region.name)).count();
+        assert!(a_requests >= 2, "6 MiB for region A in one request");
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 2 + 16);
+        hbase_it::drop_table(&client, &name).await;
+        balancer.release().await;
+    })
+    .await;
+}
