@@ -614,3 +614,80 @@ async fn batch_sends_one_request_per_region_at_a_time() {
     })
     .await;
 }
+
+/// A `mutate` dropped while it waits for room (the mutator holds its limit of unanswered
+/// writes, the server frozen) gives back the bytes it took from the client's write budget:
+/// a caller that wraps `mutate` in a timeout does not shrink the budget for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutate_dropped_while_waiting_gives_its_budget_back() {
+    use futures_util::FutureExt;
+    bounded(180, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(120))
+                .rpc_timeout(Duration::from_secs(5))
+        })
+        .await;
+        let name = hbase_it::unique_table("mut_cancel");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        table
+            .put(Put::new("warm").add("cf", "q", "w"))
+            .await
+            .unwrap();
+        let server = hbase_it::server_of(&client, &name, "warm").await.address();
+        let ctl = proxy.control(&server);
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(4 * 1024),
+            )
+            .unwrap();
+        ctl.set_freeze_new(true);
+        ctl.freeze_existing();
+        let value = Bytes::from(vec![b'v'; 1024]);
+        // Writes are accepted until the mutator holds its limit of cut, unanswered buffers
+        // (none is answered while frozen); the first `mutate` that does not complete on its
+        // first poll waits for room, with its bytes taken from the budget.
+        let mut accepted = 0usize;
+        let waiting = loop {
+            assert!(accepted < 10_000, "mutate never waited");
+            let mut write = Box::pin(mutator.mutate(Put::new(format!("c{accepted:05}")).add(
+                "cf",
+                "q",
+                value.clone(),
+            )));
+            let before = mutator.client_buffered_bytes();
+            match (&mut write).now_or_never() {
+                Some(r) => {
+                    r.expect("buffered");
+                    accepted += 1;
+                }
+                None => break (write, before),
+            }
+        };
+        let (write, before) = waiting;
+        assert!(
+            mutator.client_buffered_bytes() > before,
+            "the waiting mutate holds budget bytes"
+        );
+        drop(write);
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            before,
+            "a dropped mutate left its bytes in the budget"
+        );
+        ctl.set_freeze_new(false);
+        ctl.thaw();
+        mutator.close().await.expect("the accepted writes land");
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            0,
+            "the budget is empty once all is answered"
+        );
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 1 + accepted);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
