@@ -466,6 +466,9 @@ impl BufferedMutator {
     /// the client together hold their
     /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
     /// (backpressure). After [`close`](Self::close) it fails with [`Error::MutatorClosed`].
+    ///
+    /// Dropping the future while it waits (a timeout around it, say) leaves the write out:
+    /// not buffered, its room in the budget given back.
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
         let core = &*self.handle.core;
@@ -475,6 +478,13 @@ impl BufferedMutator {
             return Err(e);
         }
         self.take_budget(bytes).await;
+        // The bytes are this call's until the write is buffered: a `mutate` refused, or
+        // dropped while it waits for room (a caller's timeout), gives them back.
+        let mut taken = Taken {
+            budget: &core.budget,
+            bytes,
+            buffered: false,
+        };
         let mut entry = Some(Entry {
             mutation,
             bytes,
@@ -485,7 +495,6 @@ impl BufferedMutator {
             {
                 let mut st = core.lock();
                 if let Some(e) = self.refusal(&st) {
-                    core.budget.release(bytes, false);
                     return Err(e);
                 }
                 if core.buffer_full(&st) && core.may_cut(&st) {
@@ -494,6 +503,7 @@ impl BufferedMutator {
                 if !core.buffer_full(&st) {
                     st.buffer.push(entry.take().expect("pushed once"));
                     st.buffered_bytes += bytes;
+                    taken.buffered = true;
                     if core.buffer_full(&st) && core.may_cut(&st) {
                         core.cut(&mut st);
                     }
@@ -589,6 +599,22 @@ impl BufferedMutator {
     /// Mutations cut from the buffer and not yet answered (queued or in flight).
     pub fn unanswered_mutations(&self) -> usize {
         self.handle.core.lock().open_cuts.values().sum()
+    }
+}
+
+/// Budget bytes a `mutate` took for a write it has not buffered yet; given back on drop
+/// unless the write was buffered (the buffer's bytes are released when answered).
+struct Taken<'a> {
+    budget: &'a WriteBudget,
+    bytes: usize,
+    buffered: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if !self.buffered {
+            self.budget.release(self.bytes, false);
+        }
     }
 }
 
