@@ -495,6 +495,203 @@ async fn mixed_batch_results_come_in_caller_order() {
     .await;
 }
 
+/// The region names of the `RegionAction`s of a `MultiRequest` (field 1, whose region
+/// specifier is field 1 with the name in its field 2).
+fn multi_regions(param: &[u8]) -> Vec<Bytes> {
+    use hbase_it::proxy::{proto_fields, Field};
+    let field = |msg: &[u8], n: u32| {
+        proto_fields(msg)
+            .expect("well-formed")
+            .into_iter()
+            .filter_map(move |(f, v)| match v {
+                Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    field(param, 1)
+        .iter()
+        .map(|ra| {
+            let spec = field(ra, 1).pop().expect("a region specifier");
+            field(&spec, 2).pop().expect("a region name")
+        })
+        .collect()
+}
+
+/// A batch sends at most `max_tasks_per_region` (default 1, Java's
+/// `hbase.client.max.perregion.tasks`) requests for one region at a time, while a server's
+/// second task goes to another region. Two regions on one server: region A gets 6 MiB (two
+/// requests of at most 4 MiB), region B four small puts, A's first in the caller's order. With
+/// the server's responses held at the proxy, the client fills its two tasks for that server
+/// and must then wait: the two requests the server holds carry A once, and B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_sends_one_request_per_region_at_a_time() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let admin = client.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let name = hbase_it::unique_table("multi_perregion");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let a = admin.region_for_row(&name, b"a").await.unwrap();
+        let b = admin.region_for_row(&name, b"n").await.unwrap();
+        let server = a.server.clone().expect("region A assigned");
+        admin
+            .move_region(&b.region, Some(&server))
+            .await
+            .expect("move region B to region A's server");
+        let table = client.table(&name.to_string()).unwrap();
+        // Both regions located (and B's move learnt) before responses are held.
+        for row in ["a-warm", "n-warm"] {
+            table.put(Put::new(row).add("cf", "q", "w")).await.unwrap();
+        }
+        let ctl = proxy.control(&server.address());
+
+        let big = Bytes::from(vec![b'x'; 512 * 1024]);
+        let mut actions: Vec<hbase_client::Action> = (0..12u32)
+            .map(|i| {
+                hbase_client::Action::Put(Put::new(format!("a{i:02}")).add("cf", "q", big.clone()))
+            })
+            .collect();
+        actions.extend(
+            (0..4u32).map(|i| {
+                hbase_client::Action::Put(Put::new(format!("n{i}")).add("cf", "q", "small"))
+            }),
+        );
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        let batch = {
+            let table = table.clone();
+            let actions = actions.clone();
+            tokio::spawn(async move { table.batch(&actions).await })
+        };
+        // The server's two tasks are taken: nothing more is sent until an answer comes.
+        while ctl.recorded().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let held: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_regions(&r.param))
+            .collect();
+        ctl.hold_responses(false);
+        let names = |rs: &Vec<Bytes>| {
+            rs.iter()
+                .map(|r| String::from_utf8_lossy(r).into_owned())
+                .collect::<Vec<_>>()
+        };
+        eprintln!(
+            "requests held at the server: {:?}",
+            held.iter().map(names).collect::<Vec<_>>()
+        );
+        let with_a = held.iter().filter(|rs| rs.contains(&a.region.name)).count();
+        assert_eq!(
+            with_a, 1,
+            "requests for region A in flight at once (limit 1): {with_a}"
+        );
+        assert!(
+            held.iter().any(|rs| rs == &vec![b.region.name.clone()]),
+            "the second task went to region B alone"
+        );
+
+        for (i, r) in batch.await.unwrap().into_iter().enumerate() {
+            assert_eq!(
+                r.unwrap_or_else(|e| panic!("action {i}: {e}")),
+                hbase_client::ActionResult::Done
+            );
+        }
+        let all: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_regions(&r.param))
+            .collect();
+        let a_requests = all.iter().filter(|rs| rs.contains(&a.region.name)).count();
+        assert!(a_requests >= 2, "6 MiB for region A in one request");
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 2 + 16);
+        hbase_it::drop_table(&client, &name).await;
+        balancer.release().await;
+    })
+    .await;
+}
+
+/// A `mutate` dropped while it waits for room (the mutator holds its limit of unanswered
+/// writes, the server frozen) gives back the bytes it took from the client's write budget:
+/// a caller that wraps `mutate` in a timeout does not shrink the budget for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutate_dropped_while_waiting_gives_its_budget_back() {
+    use futures_util::FutureExt;
+    bounded(180, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(120))
+                .rpc_timeout(Duration::from_secs(5))
+        })
+        .await;
+        let name = hbase_it::unique_table("mut_cancel");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        table
+            .put(Put::new("warm").add("cf", "q", "w"))
+            .await
+            .unwrap();
+        let server = hbase_it::server_of(&client, &name, "warm").await.address();
+        let ctl = proxy.control(&server);
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(4 * 1024),
+            )
+            .unwrap();
+        ctl.set_freeze_new(true);
+        ctl.freeze_existing();
+        let value = Bytes::from(vec![b'v'; 1024]);
+        // Writes are accepted until the mutator holds its limit of cut, unanswered buffers
+        // (none is answered while frozen); the first `mutate` that does not complete on its
+        // first poll waits for room, with its bytes taken from the budget.
+        let mut accepted = 0usize;
+        let waiting = loop {
+            assert!(accepted < 10_000, "mutate never waited");
+            let mut write = Box::pin(mutator.mutate(Put::new(format!("c{accepted:05}")).add(
+                "cf",
+                "q",
+                value.clone(),
+            )));
+            let before = mutator.client_buffered_bytes();
+            match (&mut write).now_or_never() {
+                Some(r) => {
+                    r.expect("buffered");
+                    accepted += 1;
+                }
+                None => break (write, before),
+            }
+        };
+        let (write, before) = waiting;
+        assert!(
+            mutator.client_buffered_bytes() > before,
+            "the waiting mutate holds budget bytes"
+        );
+        drop(write);
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            before,
+            "a dropped mutate left its bytes in the budget"
+        );
+        ctl.set_freeze_new(false);
+        ctl.thaw();
+        mutator.close().await.expect("the accepted writes land");
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            0,
+            "the budget is empty once all is answered"
+        );
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 1 + accepted);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// A region moves off a frozen server while its writes wait behind that server's requests
 /// (the frozen server's two task slots held by writes to its other regions): the region's
 /// queue follows it, so its writes, and new ones to it, land on the new server while the
@@ -650,79 +847,6 @@ async fn a_region_moved_off_a_frozen_server_takes_its_queue_along() {
         assert_eq!(stored, 3 + a.len() + b.len() + c.len() + fresh.len());
         hbase_it::drop_table(&plain, &name).await;
         balancer.release().await;
-    })
-    .await;
-}
-
-/// `mutate` futures dropped while they wait for room in the buffer (behind a frozen server's
-/// unanswered writes) give back the write-budget bytes they took: once everything is
-/// answered, the client's budget holds nothing, and only the writes that returned `Ok` are
-/// stored.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancelled_mutates_give_their_budget_back() {
-    bounded(180, async {
-        use std::future::Future;
-        use std::task::{Context, Poll, Waker};
-        let plain = hbase_it::client().await;
-        let name = hbase_it::unique_table("mut_cancel");
-        hbase_it::create_table(&plain, &name, &[]).await;
-        let server = hbase_it::server_of(&plain, &name, "r").await.address();
-        let proxy = FaultProxy::new();
-        let client = hbase_it::proxied_client(&proxy, |b| {
-            b.operation_timeout(Duration::from_secs(120))
-                .rpc_timeout(Duration::from_secs(5))
-                .retries(10_000)
-        })
-        .await;
-        let mutator = client
-            .buffered_mutator(
-                &name.to_string(),
-                MutatorConfig::default().write_buffer_size(4096),
-            )
-            .unwrap();
-        mutator
-            .mutate(Put::new("warm").add("cf", "q", "v"))
-            .await
-            .unwrap();
-        mutator.flush().await.unwrap();
-        assert_eq!(mutator.client_buffered_bytes(), 0);
-        let ctl = proxy.control(&hbase_it::map_address(&server));
-        ctl.set_freeze_new(true);
-        ctl.freeze_existing();
-        // Writes until the mutator holds its pending buffers and a full buffer: then a
-        // `mutate` has its budget bytes and waits for room in the buffer. 50 of those are
-        // polled once and dropped.
-        let value = Bytes::from(vec![b'v'; 256]);
-        let mut cx = Context::from_waker(Waker::noop());
-        let (mut written, mut cancelled) = (0usize, 0usize);
-        let mut i = 0u32;
-        while cancelled < 50 {
-            i += 1;
-            let put = Put::new(format!("r{i:05}")).add("cf", "q", value.clone());
-            let mut pending = std::pin::pin!(mutator.mutate(put));
-            match pending.as_mut().poll(&mut cx) {
-                Poll::Ready(r) => {
-                    r.unwrap();
-                    written += 1;
-                    assert_eq!(cancelled, 0, "once the buffer is full, writes wait");
-                }
-                Poll::Pending => cancelled += 1,
-            }
-            assert!(written < 10_000, "the buffer never filled");
-        }
-        ctl.thaw();
-        mutator.flush().await.expect("the frozen writes land");
-        assert_eq!(
-            mutator.client_buffered_bytes(),
-            0,
-            "bytes of cancelled writes are still counted"
-        );
-        assert_eq!(
-            count_rows(&plain, &name.to_string()).await.len(),
-            1 + written
-        );
-        mutator.close().await.unwrap();
-        hbase_it::drop_table(&plain, &name).await;
     })
     .await;
 }

@@ -1,6 +1,7 @@
 //! `ycsb sweep` and `ycsb plot` against the real HBase: a thread sweep and a target sweep at
-//! small sizes, each point on a clone of the loaded table; the artifacts' contents are checked
-//! (a point per thread count, histogram counts equal to operations, the table left as loaded,
+//! small sizes, each point on a clone of the loaded table and in its own `ycsb run` process;
+//! the artifacts' contents are checked (a point per thread count, histogram counts equal to
+//! operations, each point's client CPU per operation and peak RSS, the table left as loaded,
 //! clones and snapshot gone), and the page is rendered in a real headless browser.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,35 @@ fn points(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// The `ycsb` binary each point runs in.
+fn ycsb_exe() -> &'static str {
+    env!("CARGO_BIN_EXE_ycsb-it")
+}
+
+/// The rows of summary.csv as maps from its header's column names.
+fn summary_rows(dir: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), header.len(), "{l}");
+            header
+                .iter()
+                .cloned()
+                .zip(f.iter().map(|v| v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The number of `[PROCESS], name, N` in a point's process.txt.
+fn process_field(point: &Path, name: &str) -> u64 {
+    let text = std::fs::read_to_string(point.join("process.txt")).unwrap();
+    hbase_it::ycsb_count(&text, "PROCESS", name)
 }
 
 /// (operation, count) of every row of summary.csv for `point`.
@@ -38,7 +68,8 @@ async fn thread_and_target_sweeps() {
     let base = std::env::temp_dir().join(format!("ycsb-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let common = format!(
-        "{cluster} -p table={table} -p columnfamily=family -p recordcount=400 -p operationcount=400"
+        "{cluster} -p table={table} -p columnfamily=family -p recordcount=400 -p operationcount=400 -p sweep.exe={}",
+        ycsb_exe()
     );
     ycsb(&format!("create-table {common} --regions 3")).await;
 
@@ -69,9 +100,62 @@ async fn thread_and_target_sweeps() {
             .sum();
         let threads: u64 = id.rsplit("-t").next().unwrap().parse().unwrap();
         assert_eq!(ops, 400 + threads, "{id}: {counts:?}");
+        // The point ran in its own process: its progress is in its stderr.txt.
+        let stderr = std::fs::read_to_string(p.join("stderr.txt")).unwrap();
+        assert!(stderr.contains("Starting test."), "{stderr}");
+        // Its own accounting of the measured window: the 400 operations, some CPU, and a
+        // high-water mark no larger than the one the kernel reported when it was reaped.
+        assert_eq!(process_field(p, "Operations"), 400, "{id}");
+        let window_us = process_field(p, "CpuUser(us)") + process_field(p, "CpuSystem(us)");
+        assert!(window_us > 0, "{id}");
+        let meta = std::fs::read_to_string(p.join("point.json")).unwrap();
+        let field = |k: &str| -> u64 {
+            let at = meta
+                .find(&format!("\"{k}\": "))
+                .unwrap_or_else(|| panic!("{k}: {meta}"));
+            meta[at + k.len() + 4..]
+                .split([',', '}'])
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let (process_cpu_us, max_rss_kib) = (field("process_cpu_us"), field("max_rss_kib"));
+        assert!(
+            window_us <= process_cpu_us,
+            "{id}: {window_us} > {process_cpu_us}"
+        );
+        let hwm = process_field(p, "PeakRSS(KiB)");
+        assert!(
+            hwm > 1024 && hwm <= max_rss_kib,
+            "{id}: {hwm} vs {max_rss_kib}"
+        );
+    }
+    // summary.csv carries each point's process figures on each of its rows.
+    let rows = summary_rows(&threads_dir);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        let num = |k: &str| -> f64 {
+            r.get(k)
+                .unwrap_or_else(|| panic!("no column {k}: {r:?}"))
+                .parse()
+                .unwrap_or_else(|_| panic!("{k}: {r:?}"))
+        };
+        let (cpu_op, cpu_s, rss) = (
+            num("cpu_us_per_op"),
+            num("process_cpu_s"),
+            num("peak_rss_mib"),
+        );
+        assert!(cpu_op > 0.0, "{r:?}");
+        // The window's CPU (400 operations) is part of the whole process's.
+        assert!(cpu_op * 400.0 <= cpu_s * 1e6 + 1000.0, "{r:?}");
+        assert!(rss > 1.0 && rss < 4096.0, "{r:?}");
     }
     let json = std::fs::read_to_string(threads_dir.join("summary.json")).unwrap();
     assert_eq!(json.matches("\"point\": ").count(), 4);
+    assert_eq!(json.matches("\"peak_rss_mib\": null").count(), 0, "{json}");
+    assert_eq!(json.matches("\"cpu_us_per_op\": ").count(), 4, "{json}");
     for w in ["workloada", "workloadc"] {
         assert_eq!(
             json.matches(&format!("\"workload\": \"{w}\"")).count(),
@@ -121,6 +205,13 @@ async fn thread_and_target_sweeps() {
         vec![4]
     );
     assert!(hbase_it::browser::chart_points(&dom, "Latency percentiles vs threads")[0] >= 4);
+    for title in ["Client CPU per operation vs threads", "Peak RSS vs threads"] {
+        assert_eq!(
+            hbase_it::browser::chart_points(&dom, title),
+            vec![4],
+            "{title}"
+        );
+    }
     assert_eq!(
         hbase_it::browser::chart_points(&dom, "Latency by percentile").len(),
         4

@@ -426,22 +426,6 @@ impl Drop for Handle {
     }
 }
 
-/// Bytes a `mutate` took from the write budget for a mutation not yet in the buffer: given
-/// back when dropped (the write was refused, or the `mutate` future was cancelled while it
-/// waited for room), unless the buffer took them (`bytes` set to 0).
-struct Admitted<'a> {
-    budget: &'a WriteBudget,
-    bytes: usize,
-}
-
-impl Drop for Admitted<'_> {
-    fn drop(&mut self) {
-        if self.bytes > 0 {
-            self.budget.release(self.bytes, false);
-        }
-    }
-}
-
 /// Buffers puts and deletes of one table and sends them in batches, to every server
 /// concurrently. Cheap to clone; clones share one buffer.
 ///
@@ -533,7 +517,9 @@ impl BufferedMutator {
     /// the client together hold their
     /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
     /// (backpressure). After [`close`](Self::close) it fails with [`Error::MutatorClosed`].
-    /// A `mutate` dropped before it returned buffered nothing and gives back the room it took.
+    ///
+    /// Dropping the future while it waits (a timeout around it, say) leaves the write out:
+    /// not buffered, its room in the budget given back.
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
         let core = &*self.handle.core;
@@ -543,11 +529,12 @@ impl BufferedMutator {
             return Err(e);
         }
         self.take_budget(bytes).await;
-        // From here the bytes are held for this mutation: given back unless it is buffered,
-        // also when this future is dropped while it waits for room in the buffer.
-        let mut admitted = Admitted {
+        // The bytes are this call's until the write is buffered: a `mutate` refused, or
+        // dropped while it waits for room (a caller's timeout), gives them back.
+        let mut taken = Taken {
             budget: &core.budget,
             bytes,
+            buffered: false,
         };
         let mut entry = Some(Entry {
             mutation,
@@ -567,8 +554,7 @@ impl BufferedMutator {
                 if !core.buffer_full(&st) {
                     st.buffer.push(entry.take().expect("pushed once"));
                     st.buffered_bytes += bytes;
-                    // The buffer holds them now (and `cut` hands them on).
-                    admitted.bytes = 0;
+                    taken.buffered = true;
                     if core.buffer_full(&st) && core.may_cut(&st) {
                         core.cut(&mut st);
                     }
@@ -664,6 +650,22 @@ impl BufferedMutator {
     /// Mutations cut from the buffer and not yet answered (queued or in flight).
     pub fn unanswered_mutations(&self) -> usize {
         self.handle.core.lock().open_cuts.values().sum()
+    }
+}
+
+/// Budget bytes a `mutate` took for a write it has not buffered yet; given back on drop
+/// unless the write was buffered (the buffer's bytes are released when answered).
+struct Taken<'a> {
+    budget: &'a WriteBudget,
+    bytes: usize,
+    buffered: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if !self.buffered {
+            self.budget.release(self.bytes, false);
+        }
     }
 }
 
@@ -768,7 +770,7 @@ async fn dispatcher(guard: DispatcherGuard) {
 /// ends.
 async fn dispatch(core: &Arc<Core>) {
     let fresh = std::mem::take(&mut core.lock().queue);
-    let mut taken = Taken {
+    let mut taken = Locating {
         core,
         located: VecDeque::with_capacity(fresh.len()),
         unlocated: fresh,
@@ -850,13 +852,13 @@ async fn dispatch(core: &Arc<Core>) {
 /// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
 /// left (the dispatcher task was dropped while it located them, as when its runtime shuts
 /// down, or it panicked), it fails them as not sent: nobody else holds them to answer them.
-struct Taken<'a> {
+struct Locating<'a> {
     core: &'a Core,
     unlocated: VecDeque<Entry>,
     located: VecDeque<(Entry, Option<Location>)>,
 }
 
-impl Drop for Taken<'_> {
+impl Drop for Locating<'_> {
     fn drop(&mut self) {
         if self.unlocated.is_empty() && self.located.is_empty() {
             return;

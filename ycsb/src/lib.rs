@@ -21,6 +21,7 @@ pub mod runner;
 pub mod series;
 pub mod shell;
 pub mod sweep;
+pub mod usage;
 pub mod util;
 pub mod workload;
 pub mod workloads;
@@ -119,8 +120,18 @@ fn binding(p: &Properties) -> Result<Binding, Error> {
     }
 }
 
+/// Set by [`main_with_args`]: this process is a `ycsb` command line, so `ycsb sweep` may run
+/// its points in this same program.
+static STARTED_AS_CLI: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True when this process was started through [`main_with_args`] (a `ycsb` binary).
+pub fn started_as_cli() -> bool {
+    STARTED_AS_CLI.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the binary with `args` (without the program name) and returns the exit code.
 pub fn main_with_args(args: Vec<String>) -> i32 {
+    STARTED_AS_CLI.store(true, std::sync::atomic::Ordering::Relaxed);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -592,6 +603,12 @@ async fn run_phase(
             &path,
             &measurements::render_text(&result.lines),
         )?;
+        let usage = usage::ProcessUsage {
+            cpu: result.cpu,
+            ops: result.ops,
+            peak_rss_kib: usage::peak_rss_kib(),
+        };
+        write_file("artifacts", &format!("{dir}/process.txt"), &usage.to_text())?;
     }
     let report = exporter.render(&result.lines);
     // What YCSB prints on stdout besides the report (raw measurements), first.

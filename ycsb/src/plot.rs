@@ -2,8 +2,9 @@
 //! DIR...`, which overlays several): self-contained, inline SVG, no script and no network.
 //!
 //! A result directory holds `points/<id>/` per measured point, each with `point.json`
-//! (workload, threads, target, warm-up), and the run's artifacts (`report.txt` and one
-//! HdrHistogram interval log per operation, as `-p artifacts.dir` writes them).
+//! (workload, threads, target, warm-up, and the point process's CPU time and peak resident
+//! set as `wait4` reported them), and the run's artifacts (`report.txt`, `process.txt` and
+//! one HdrHistogram interval log per operation, as `-p artifacts.dir` writes them).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +14,7 @@ use hdrhistogram::Histogram;
 
 use crate::measurements::{java_mean, value_at_percentile};
 use crate::merge::{merged_histograms, read_run, RunArtifacts};
+use crate::usage::{ChildUsage, ProcessUsage};
 use crate::Error;
 
 /// One measured point of a sweep.
@@ -36,14 +38,37 @@ pub struct Point {
     pub errors: BTreeMap<String, i64>,
     /// Calls per region server during the point (from `servers.txt`).
     pub server_calls: BTreeMap<String, u64>,
+    /// Client CPU time (user + system, µs) per operation over the measured window, from the
+    /// point's `process.txt`.
+    pub cpu_us_per_op: Option<f64>,
+    /// CPU time of the point's whole process (start-up and warm-up included), seconds.
+    pub process_cpu_s: Option<f64>,
+    /// Peak resident set of the point's process, MiB.
+    pub peak_rss_mib: Option<f64>,
     /// The run's interval logs and report.
     pub run: RunArtifacts,
 }
 
-/// The metadata `ycsb sweep` writes next to each point's artifacts.
-pub fn point_json(workload: &str, threads: u64, target: f64, warmup_s: f64) -> String {
+/// The metadata `ycsb sweep` writes next to each point's artifacts, with what the point's
+/// process cost (when it ran in one).
+pub fn point_json(
+    workload: &str,
+    threads: u64,
+    target: f64,
+    warmup_s: f64,
+    usage: Option<&ChildUsage>,
+) -> String {
+    let process = usage
+        .map(|u| {
+            format!(
+                ", \"process_cpu_us\": {}, \"max_rss_kib\": {}",
+                u.cpu.total_us(),
+                u.max_rss_kib
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "{{\"workload\": {}, \"threads\": {threads}, \"target\": {target}, \"warmup_s\": {warmup_s}}}\n",
+        "{{\"workload\": {}, \"threads\": {threads}, \"target\": {target}, \"warmup_s\": {warmup_s}{process}}}\n",
         json_string(workload)
     )
 }
@@ -136,8 +161,12 @@ pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
                 Some((server.to_string(), rest.trim().parse().ok()?))
             })
             .collect();
+        let opt = |k: &str| json_field(&meta, k).and_then(|v| v.parse::<f64>().ok());
         points.push(Point {
             server_calls,
+            cpu_us_per_op: ProcessUsage::read(&p).and_then(|u| u.cpu_us_per_op()),
+            process_cpu_s: opt("process_cpu_us").map(|us| us / 1e6),
+            peak_rss_mib: opt("max_rss_kib").map(|kib| kib / 1024.0),
             id: p
                 .file_name()
                 .unwrap_or_default()
@@ -175,16 +204,29 @@ fn plotted_ops(p: &Point) -> impl Iterator<Item = (&String, &Histogram<u64>)> {
         .filter(|(op, _)| op.as_str() != "CLEANUP" && !op.starts_with("Intended-"))
 }
 
-/// `summary.csv`: one line per point and operation.
+/// An optional figure for the CSV (empty when unknown).
+fn csv_opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}")).unwrap_or_default()
+}
+
+/// An optional figure for JSON (`null` when unknown).
+fn json_opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "null".into())
+}
+
+/// `summary.csv`: one line per point and operation. The point's process figures (CPU per
+/// operation over the measured window, the process's whole CPU time, its peak RSS) repeat on
+/// each of its lines.
 pub fn summary_csv(points: &[Point]) -> String {
     let mut s = String::from(
-        "point,workload,threads,target,throughput,operation,count,avg_us,p50_us,p95_us,p99_us,p999_us,max_us,errors\n",
+        "point,workload,threads,target,throughput,operation,count,avg_us,p50_us,p95_us,p99_us,p999_us,max_us,errors,cpu_us_per_op,process_cpu_s,peak_rss_mib\n",
     );
     for p in points {
         for (op, h) in &p.histograms {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{:.2},{},{},{:.2},{},{},{},{},{},{}",
+                "{},{},{},{},{:.2},{},{},{:.2},{},{},{},{},{},{},{},{},{}",
                 p.id,
                 p.workload,
                 p.threads,
@@ -198,7 +240,10 @@ pub fn summary_csv(points: &[Point]) -> String {
                 value_at_percentile(h, 99.0),
                 value_at_percentile(h, 99.9),
                 h.max(),
-                p.errors.get(op).copied().unwrap_or(0)
+                p.errors.get(op).copied().unwrap_or(0),
+                csv_opt(p.cpu_us_per_op, 2),
+                csv_opt(p.process_cpu_s, 3),
+                csv_opt(p.peak_rss_mib, 1)
             );
         }
     }
@@ -228,12 +273,15 @@ pub fn summary_json(points: &[Point]) -> String {
             })
             .collect();
         items.push(format!(
-            "{{\"point\": {}, \"workload\": {}, \"threads\": {}, \"target\": {}, \"throughput\": {:.2}, \"operations\": [{}]}}",
+            "{{\"point\": {}, \"workload\": {}, \"threads\": {}, \"target\": {}, \"throughput\": {:.2}, \"cpu_us_per_op\": {}, \"process_cpu_s\": {}, \"peak_rss_mib\": {}, \"operations\": [{}]}}",
             json_string(&p.id),
             json_string(&p.workload),
             p.threads,
             p.target,
             p.throughput,
+            json_opt(p.cpu_us_per_op, 2),
+            json_opt(p.process_cpu_s, 3),
+            json_opt(p.peak_rss_mib, 1),
             ops.join(", ")
         ));
     }
@@ -465,6 +513,8 @@ pub fn charts(series: &[(String, Vec<Point>)]) -> Vec<Chart> {
     let mut charts = Vec::new();
     // Groups of points that differ only in threads (no target) or only in target.
     let mut by_threads = Vec::new();
+    let mut cpu_threads = Vec::new();
+    let mut rss_threads = Vec::new();
     let mut by_target = Vec::new();
     let mut latency_threads = Vec::new();
     for (sname, points) in series {
@@ -483,6 +533,26 @@ pub fn charts(series: &[(String, Vec<Point>)]) -> Vec<Chart> {
                         .map(|p| (p.threads as f64, p.throughput))
                         .collect(),
                 });
+                let per_point = |f: fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
+                    unthrottled
+                        .iter()
+                        .filter_map(|p| f(p).map(|v| (p.threads as f64, v)))
+                        .collect()
+                };
+                let cpu = per_point(|p| p.cpu_us_per_op);
+                if !cpu.is_empty() {
+                    cpu_threads.push(Line {
+                        name: name(sname, w),
+                        points: cpu,
+                    });
+                }
+                let rss = per_point(|p| p.peak_rss_mib);
+                if !rss.is_empty() {
+                    rss_threads.push(Line {
+                        name: name(sname, w),
+                        points: rss,
+                    });
+                }
                 let mut ops: Vec<&String> = Vec::new();
                 for p in &unthrottled {
                     for (op, _) in plotted_ops(p) {
@@ -548,6 +618,28 @@ pub fn charts(series: &[(String, Vec<Point>)]) -> Vec<Chart> {
             y_log: true,
             shade: None,
             lines: latency_threads,
+        });
+    }
+    if !cpu_threads.is_empty() {
+        charts.push(Chart {
+            title: "Client CPU per operation vs threads".into(),
+            x_label: "client threads".into(),
+            y_label: "CPU µs (user + system) per op".into(),
+            x_log: true,
+            y_log: false,
+            shade: None,
+            lines: cpu_threads,
+        });
+    }
+    if !rss_threads.is_empty() {
+        charts.push(Chart {
+            title: "Peak RSS vs threads".into(),
+            x_label: "client threads".into(),
+            y_label: "peak resident set (MiB)".into(),
+            x_log: true,
+            y_log: false,
+            shade: None,
+            lines: rss_threads,
         });
     }
     if !by_target.is_empty() {
@@ -868,7 +960,9 @@ pub fn report_html(series: &[(String, Vec<Point>)]) -> String {
         for (_, label) in PERCENTILES {
             let _ = write!(s, "<th>{label} µs</th>");
         }
-        s.push_str("<th>errors</th></tr>\n");
+        s.push_str(
+            "<th>errors</th><th>CPU µs/op</th><th>process CPU s</th><th>peak RSS MiB</th></tr>\n",
+        );
         for p in points {
             for (op, h) in &p.histograms {
                 let _ = write!(
@@ -888,8 +982,11 @@ pub fn report_html(series: &[(String, Vec<Point>)]) -> String {
                 }
                 let _ = writeln!(
                     s,
-                    "<td>{}</td></tr>",
-                    p.errors.get(op).copied().unwrap_or(0)
+                    "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    p.errors.get(op).copied().unwrap_or(0),
+                    csv_opt(p.cpu_us_per_op, 1),
+                    csv_opt(p.process_cpu_s, 2),
+                    csv_opt(p.peak_rss_mib, 0)
                 );
             }
         }
@@ -909,7 +1006,7 @@ mod tests {
 
     #[test]
     fn json_fields_round_trip() {
-        let j = point_json("work\"loads/a", 32, 0.0, 5.0);
+        let j = point_json("work\"loads/a", 32, 0.0, 5.0, None);
         assert_eq!(json_field(&j, "workload").unwrap(), "work\"loads/a");
         assert_eq!(json_field(&j, "threads").unwrap(), "32");
         assert_eq!(json_field(&j, "warmup_s").unwrap(), "5");

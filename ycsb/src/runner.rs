@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use crate::db::{Db, FlushOutcome, Status};
 use crate::measurements::{report_lines, Measurements, ReportLine};
 use crate::pacer;
+use crate::usage::{process_cpu, CpuTime};
 use crate::util::{decimal_2, status_timestamp};
 use crate::workload::CoreWorkload;
 use crate::Error;
@@ -57,6 +58,9 @@ pub struct RunResult {
     /// Set when threads stopped early because inserts failed for good: the run is reported,
     /// and then fails.
     pub incomplete: Option<String>,
+    /// CPU time of the whole process over the measured window: from the end of the warm-up
+    /// (or the start of the operations) to the end of the final flushes.
+    pub cpu: CpuTime,
 }
 
 /// YCSB's `RemainingFormatter`.
@@ -188,6 +192,16 @@ pub async fn run<D: Db>(
     if let Some(w) = warmup_end {
         measurements.set_warmup_until(w);
     }
+    // The process's CPU at the start of the measured window: now, or when the warm-up ends.
+    let cpu_at_start = process_cpu();
+    let cpu_after_warmup = Arc::new(std::sync::Mutex::new(None::<CpuTime>));
+    let warmup_clock = warmup_end.map(|w| {
+        let slot = cpu_after_warmup.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(w.into()).await;
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(process_cpu());
+        })
+    });
     let total_ops = Arc::new(AtomicU64::new(0));
     let measured_ops = Arc::new(AtomicU64::new(0));
 
@@ -368,6 +382,14 @@ pub async fn run<D: Db>(
         ));
     }
     let end = Instant::now();
+    let cpu_at_end = process_cpu();
+    if let Some(t) = warmup_clock {
+        t.abort();
+    }
+    let cpu_from = cpu_after_warmup
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or(cpu_at_start);
     done.store(true, Ordering::SeqCst);
     done_notify.notify_waiters();
     if let Some(t) = status_task {
@@ -406,6 +428,7 @@ pub async fn run<D: Db>(
         lines,
         warnings,
         incomplete,
+        cpu: cpu_at_end.since(&cpu_from),
     })
 }
 

@@ -11,10 +11,16 @@
 //! drop it. So a point that writes never changes what the next point reads. The memory
 //! binding has no table to restore; every point there starts empty.
 //!
+//! Every point runs in its own `ycsb run` process (the binary of `-p sweep.exe=PATH`, by
+//! default this one), so what the client costs is the point's alone: its CPU time from the
+//! kernel's accounting of the child (`wait4`) and over the measured window (`process.txt`,
+//! which the run writes itself), and its peak resident set (`ru_maxrss` of the child: a
+//! high-water mark of one long process could only grow from point to point).
+//!
 //! The directory gets `points/<id>/` per point (its report exactly as a single run prints it
-//! in `stdout.txt`, the text report and one HdrHistogram interval log per operation as
-//! `-p artifacts.dir` writes them, and `point.json`), `summary.csv`, `summary.json` and the
-//! self-contained `report.html`.
+//! in `stdout.txt`, its stderr in `stderr.txt`, the text report, `process.txt` and one
+//! HdrHistogram interval log per operation as `-p artifacts.dir` writes them, and
+//! `point.json`), `summary.csv`, `summary.json` and the self-contained `report.html`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -24,6 +30,7 @@ use hbase_client::TableName;
 
 use crate::plot::{point_json, read_points, report_html, summary_csv, summary_json};
 use crate::props::Properties;
+use crate::usage::{wait_child, ChildUsage};
 use crate::{Error, Outcome};
 
 /// The flags whose values a sweep varies or owns; removed from the command line before it
@@ -134,6 +141,41 @@ fn run_command(args: Vec<String>) -> Boxed<'static> {
     Box::pin(async move { crate::execute(&args).await })
 }
 
+/// Runs one point as its own process, `exe args...`: its stdout (the report) into
+/// `dir/stdout.txt`, its stderr into `dir/stderr.txt` and on to ours (the progress of a long
+/// point stays visible). Returns its exit status and rusage.
+async fn run_point(exe: PathBuf, args: Vec<String>, dir: PathBuf) -> Result<ChildUsage, Error> {
+    let io = |what: &str, e: std::io::Error| Error::Io(format!("{what}: {e}"));
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, Write};
+        let stdout = std::fs::File::create(dir.join("stdout.txt"))
+            .map_err(|e| io(&format!("cannot create {}/stdout.txt", dir.display()), e))?;
+        let mut stderr_file = std::fs::File::create(dir.join("stderr.txt"))
+            .map_err(|e| io(&format!("cannot create {}/stderr.txt", dir.display()), e))?;
+        let mut child = std::process::Command::new(&exe)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(stdout)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| io(&format!("cannot start {} (-p sweep.exe)", exe.display()), e))?;
+        let pipe = child.stderr.take();
+        let copier = std::thread::spawn(move || {
+            let Some(pipe) = pipe else { return };
+            for line in std::io::BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let _ = writeln!(stderr_file, "{line}");
+                eprintln!("{line}");
+            }
+        });
+        let usage = wait_child(child).map_err(|e| io("cannot wait for a point's process", e));
+        let _ = copier.join();
+        usage
+    })
+    .await
+    .map_err(|e| Error::Worker(format!("a point's waiter failed: {e}")))?
+}
+
 fn short(workload: &str) -> String {
     Path::new(workload)
         .file_name()
@@ -142,6 +184,26 @@ fn short(workload: &str) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
+}
+
+/// The program every point runs in: `-p sweep.exe=PATH`, else this program when it is the
+/// `ycsb` command line (`cli_exe`: Some, with its path if known). A sweep started from another
+/// program (a test binary calling [`crate::execute`]) must name one: that program would take
+/// `run ...` for its own options.
+fn point_exe(p: &Properties, cli_exe: Option<Option<PathBuf>>) -> Result<PathBuf, Error> {
+    if let Some(path) = p.get("sweep.exe").map(str::trim).filter(|s| !s.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    match cli_exe {
+        Some(Some(exe)) => Ok(exe),
+        Some(None) => Err(Error::Config(
+            "cannot find this program's path: set -p sweep.exe=PATH to the ycsb each point runs in"
+                .into(),
+        )),
+        None => Err(Error::Config(
+            "this program is not the ycsb command line: set -p sweep.exe=PATH to the ycsb each point runs in".into(),
+        )),
+    }
 }
 
 /// Runs the sweep described by `args` (the whole command line, starting with `sweep`), with
@@ -164,6 +226,10 @@ pub async fn sweep(
         .is_some_and(|d| d.trim().eq_ignore_ascii_case("memory"));
     let table = p.get_or("table", "usertable").trim().to_string();
     let warmup: f64 = p.get_or("warmuptime", "0").trim().parse().unwrap_or(0.0);
+    let exe = point_exe(
+        p,
+        crate::started_as_cli().then(|| std::env::current_exe().ok()),
+    )?;
     let mut log = String::new();
 
     // 1. One load, with the first workload and the largest thread count (at most 64).
@@ -241,7 +307,7 @@ pub async fn sweep(
                     a.extend(["-p".into(), format!("table={point_table}")]);
                 }
                 a.extend(["-p".into(), format!("artifacts.dir={}", dir.display())]);
-                let run = run_command(a).await;
+                let run = run_point(exe.clone(), a, dir.clone()).await;
                 if let (Some(c), false) = (&client, s.keep_tables) {
                     let t =
                         TableName::parse(&point_table).map_err(|e| Error::Config(e.to_string()))?;
@@ -254,21 +320,26 @@ pub async fn sweep(
                         log.push_str(&format!("warning: could not drop {point_table}: {e}\n"));
                     }
                 }
-                let run = match run {
-                    Ok(r) => r,
+                let usage = match run {
+                    Ok(u) if u.status.success() => u,
+                    Ok(u) => {
+                        result = Err(Error::Worker(format!(
+                            "point {id}: `ycsb run` ended with {} (its output: {}/stderr.txt)",
+                            u.status,
+                            dir.display()
+                        )));
+                        break 'points;
+                    }
                     Err(e) => {
                         result = Err(e);
                         break 'points;
                     }
                 };
-                std::fs::write(dir.join("stdout.txt"), &run.stdout)
-                    .and_then(|_| {
-                        std::fs::write(
-                            dir.join("point.json"),
-                            point_json(w, threads, target, warmup),
-                        )
-                    })
-                    .map_err(|e| Error::Io(format!("cannot write {}: {e}", dir.display())))?;
+                std::fs::write(
+                    dir.join("point.json"),
+                    point_json(w, threads, target, warmup, Some(&usage)),
+                )
+                .map_err(|e| Error::Io(format!("cannot write {}: {e}", dir.display())))?;
                 log.push_str(&format!("point {id} done\n"));
             }
         }
@@ -343,6 +414,19 @@ mod tests {
         assert_eq!(s.threads, vec![1, 4]);
         assert_eq!(s.targets, vec![0.0, 100.0]);
         assert_eq!(s.out.as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn points_run_in_a_ycsb_binary() {
+        let mut p = Properties::new();
+        let ycsb = PathBuf::from("/opt/bin/ycsb");
+        assert_eq!(point_exe(&p, Some(Some(ycsb.clone()))).unwrap(), ycsb);
+        // Not started as the command line (a test calling execute()): it must be named.
+        let err = point_exe(&p, None).unwrap_err();
+        assert!(err.to_string().contains("sweep.exe"), "{err}");
+        assert!(point_exe(&p, Some(None)).is_err());
+        p.set("sweep.exe", "/x/ycsb-it");
+        assert_eq!(point_exe(&p, None).unwrap(), PathBuf::from("/x/ycsb-it"));
     }
 
     #[test]
