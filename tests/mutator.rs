@@ -494,3 +494,583 @@ async fn mixed_batch_results_come_in_caller_order() {
     })
     .await;
 }
+
+/// The region names of the `RegionAction`s of a `MultiRequest` (field 1, whose region
+/// specifier is field 1 with the name in its field 2).
+fn multi_regions(param: &[u8]) -> Vec<Bytes> {
+    use hbase_it::proxy::{proto_fields, Field};
+    let field = |msg: &[u8], n: u32| {
+        proto_fields(msg)
+            .expect("well-formed")
+            .into_iter()
+            .filter_map(move |(f, v)| match v {
+                Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    field(param, 1)
+        .iter()
+        .map(|ra| {
+            let spec = field(ra, 1).pop().expect("a region specifier");
+            field(&spec, 2).pop().expect("a region name")
+        })
+        .collect()
+}
+
+/// A batch sends at most `max_tasks_per_region` (default 1, Java's
+/// `hbase.client.max.perregion.tasks`) requests for one region at a time, while a server's
+/// second task goes to another region. Two regions on one server: region A gets 6 MiB (two
+/// requests of at most 4 MiB), region B four small puts, A's first in the caller's order. With
+/// the server's responses held at the proxy, the client fills its two tasks for that server
+/// and must then wait: the two requests the server holds carry A once, and B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_sends_one_request_per_region_at_a_time() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let admin = client.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let name = hbase_it::unique_table("multi_perregion");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let a = admin.region_for_row(&name, b"a").await.unwrap();
+        let b = admin.region_for_row(&name, b"n").await.unwrap();
+        let server = a.server.clone().expect("region A assigned");
+        admin
+            .move_region(&b.region, Some(&server))
+            .await
+            .expect("move region B to region A's server");
+        let table = client.table(&name.to_string()).unwrap();
+        // Both regions located (and B's move learnt) before responses are held.
+        for row in ["a-warm", "n-warm"] {
+            table.put(Put::new(row).add("cf", "q", "w")).await.unwrap();
+        }
+        let ctl = proxy.control(&server.address());
+
+        let big = Bytes::from(vec![b'x'; 512 * 1024]);
+        let mut actions: Vec<hbase_client::Action> = (0..12u32)
+            .map(|i| {
+                hbase_client::Action::Put(Put::new(format!("a{i:02}")).add("cf", "q", big.clone()))
+            })
+            .collect();
+        actions.extend(
+            (0..4u32).map(|i| {
+                hbase_client::Action::Put(Put::new(format!("n{i}")).add("cf", "q", "small"))
+            }),
+        );
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        let batch = {
+            let table = table.clone();
+            let actions = actions.clone();
+            tokio::spawn(async move { table.batch(&actions).await })
+        };
+        // The server's two tasks are taken: nothing more is sent until an answer comes.
+        while ctl.recorded().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let held: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_regions(&r.param))
+            .collect();
+        ctl.hold_responses(false);
+        let names = |rs: &Vec<Bytes>| {
+            rs.iter()
+                .map(|r| String::from_utf8_lossy(r).into_owned())
+                .collect::<Vec<_>>()
+        };
+        eprintln!(
+            "requests held at the server: {:?}",
+            held.iter().map(names).collect::<Vec<_>>()
+        );
+        let with_a = held.iter().filter(|rs| rs.contains(&a.region.name)).count();
+        assert_eq!(
+            with_a, 1,
+            "requests for region A in flight at once (limit 1): {with_a}"
+        );
+        assert!(
+            held.iter().any(|rs| rs == &vec![b.region.name.clone()]),
+            "the second task went to region B alone"
+        );
+
+        for (i, r) in batch.await.unwrap().into_iter().enumerate() {
+            assert_eq!(
+                r.unwrap_or_else(|e| panic!("action {i}: {e}")),
+                hbase_client::ActionResult::Done
+            );
+        }
+        let all: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_regions(&r.param))
+            .collect();
+        let a_requests = all.iter().filter(|rs| rs.contains(&a.region.name)).count();
+        assert!(a_requests >= 2, "6 MiB for region A in one request");
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 2 + 16);
+        hbase_it::drop_table(&client, &name).await;
+        balancer.release().await;
+    })
+    .await;
+}
+
+/// A `mutate` dropped while it waits for room (the mutator holds its limit of unanswered
+/// writes, the server frozen) gives back the bytes it took from the client's write budget:
+/// a caller that wraps `mutate` in a timeout does not shrink the budget for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutate_dropped_while_waiting_gives_its_budget_back() {
+    use futures_util::FutureExt;
+    bounded(180, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(120))
+                .rpc_timeout(Duration::from_secs(5))
+        })
+        .await;
+        let name = hbase_it::unique_table("mut_cancel");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        table
+            .put(Put::new("warm").add("cf", "q", "w"))
+            .await
+            .unwrap();
+        let server = hbase_it::server_of(&client, &name, "warm").await.address();
+        let ctl = proxy.control(&server);
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(4 * 1024),
+            )
+            .unwrap();
+        ctl.set_freeze_new(true);
+        ctl.freeze_existing();
+        let value = Bytes::from(vec![b'v'; 1024]);
+        // Writes are accepted until the mutator holds its limit of cut, unanswered buffers
+        // (none is answered while frozen); the first `mutate` that does not complete on its
+        // first poll waits for room, with its bytes taken from the budget.
+        let mut accepted = 0usize;
+        let waiting = loop {
+            assert!(accepted < 10_000, "mutate never waited");
+            let mut write = Box::pin(mutator.mutate(Put::new(format!("c{accepted:05}")).add(
+                "cf",
+                "q",
+                value.clone(),
+            )));
+            let before = mutator.client_buffered_bytes();
+            match (&mut write).now_or_never() {
+                Some(r) => {
+                    r.expect("buffered");
+                    accepted += 1;
+                }
+                None => break (write, before),
+            }
+        };
+        let (write, before) = waiting;
+        assert!(
+            mutator.client_buffered_bytes() > before,
+            "the waiting mutate holds budget bytes"
+        );
+        drop(write);
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            before,
+            "a dropped mutate left its bytes in the budget"
+        );
+        ctl.set_freeze_new(false);
+        ctl.thaw();
+        mutator.close().await.expect("the accepted writes land");
+        assert_eq!(
+            mutator.client_buffered_bytes(),
+            0,
+            "the budget is empty once all is answered"
+        );
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 1 + accepted);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A region moves off a frozen server while its writes wait behind that server's requests
+/// (the frozen server's two task slots held by writes to its other regions): the region's
+/// queue follows it, so its writes, and new ones to it, land on the new server while the
+/// frozen server's own writes are still unanswered. (Before, the queue kept counting against
+/// the old server's slots, so its writes waited until the frozen writes failed for good.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_region_moved_off_a_frozen_server_takes_its_queue_along() {
+    bounded(400, async {
+        let plain = hbase_it::client().await;
+        let admin = plain.admin();
+        let balancer = hbase_it::balancer_off(&admin).await;
+        let name = hbase_it::unique_table("mut_moved");
+        hbase_it::create_table(&plain, &name, &["b", "c"]).await;
+        let meta = admin.meta_server().await.unwrap();
+        let servers = admin.region_servers().await.unwrap();
+        let frozen = servers
+            .iter()
+            .find(|s| s.address() != meta.address())
+            .cloned()
+            .expect("a server without meta");
+        let dest = servers
+            .iter()
+            .find(|s| s.address() != frozen.address())
+            .cloned()
+            .expect("a second server");
+        // Regions a, b and c all on the server to be frozen.
+        let regions = admin.list_regions(&name).await.unwrap();
+        for r in &regions {
+            admin.move_region(&r.region, Some(&frozen)).await.unwrap();
+        }
+        let proxy = FaultProxy::new();
+        // Requests of 8 KiB: each region's stuck rows make more than one request. Retries
+        // without end: the frozen writes fail only when the operation timeout passes.
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(150))
+                .rpc_timeout(Duration::from_secs(5))
+                .retries(10_000)
+                .max_request_size(8 * 1024)
+        })
+        .await;
+        let failures: Arc<Mutex<Vec<String>>> = Arc::default();
+        let f2 = failures.clone();
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default()
+                    .write_buffer_size(1 << 20)
+                    .on_failure(move |f| {
+                        f2.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(format!("{:?}: {}", f.row, f.error))
+                    }),
+            )
+            .unwrap();
+        for p in ["a", "b", "c"] {
+            mutator
+                .mutate(Put::new(format!("{p}-warm")).add("cf", "q", "v"))
+                .await
+                .unwrap();
+        }
+        mutator.flush().await.unwrap();
+        let ctl = proxy.control(&hbase_it::map_address(&frozen.address()));
+        ctl.set_freeze_new(true);
+        ctl.freeze_existing();
+        let value = Bytes::from(vec![b'v'; 1024]);
+        let rows = |p: &str, what: &str, n: usize| -> Vec<String> {
+            (0..n).map(|i| format!("{p}-{what}-{i:03}")).collect()
+        };
+        // In buffered order: a's rows (three requests' worth), then b's and c's (more than one
+        // request each). a's first request and b's first take the frozen server's two slots;
+        // c waits for a slot, and so does the rest of a.
+        let (a, b, c) = (
+            rows("a", "stuck", 24),
+            rows("b", "stuck", 12),
+            rows("c", "stuck", 12),
+        );
+        for row in a.iter().chain(&b).chain(&c) {
+            mutator
+                .mutate(Put::new(row.clone()).add("cf", "q", value.clone()))
+                .await
+                .unwrap();
+        }
+        let m2 = mutator.clone();
+        let flushing = tokio::spawn(async move { m2.flush().await });
+        // Region a moves (the master reaches the server; only this client's connections are
+        // frozen). a's request times out, is located again and lands on the new server.
+        let region_a = regions
+            .iter()
+            .find(|r| r.region.contains(b"a"))
+            .expect("region a");
+        assert_eq!(
+            admin
+                .move_region(&region_a.region, Some(&dest))
+                .await
+                .unwrap(),
+            dest
+        );
+        let table = plain.table(&name.to_string()).unwrap();
+        let all_present = |rows: Vec<String>| {
+            let table = table.clone();
+            async move {
+                let actions: Vec<hbase_client::Action> = rows
+                    .iter()
+                    .map(|r| hbase_client::Action::Get(Get::new(r.clone())))
+                    .collect();
+                table
+                    .batch(&actions)
+                    .await
+                    .into_iter()
+                    .all(|r| matches!(r, Ok(hbase_client::ActionResult::Row(Some(_)))))
+            }
+        };
+        // The event: all of a's rows stored. It must come while b's and c's writes are still
+        // unanswered (nothing failed, the flush still waits).
+        while !all_present(a.clone()).await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            *failures.lock().unwrap(),
+            Vec::<String>::new(),
+            "a's writes waited until the frozen server's writes failed"
+        );
+        assert!(
+            !flushing.is_finished(),
+            "b's and c's writes are still pending"
+        );
+        // New writes to the moved region: acknowledged while the server stays frozen.
+        let fresh = rows("a", "new", 24);
+        for row in &fresh {
+            mutator
+                .mutate(Put::new(row.clone()).add("cf", "q", value.clone()))
+                .await
+                .unwrap();
+        }
+        let m3 = mutator.clone();
+        let flushing_fresh = tokio::spawn(async move { m3.flush().await });
+        while !all_present(fresh.clone()).await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(*failures.lock().unwrap(), Vec::<String>::new());
+        assert!(
+            mutator.unanswered_mutations() >= b.len() + c.len(),
+            "b's and c's writes wait for the frozen server"
+        );
+        ctl.thaw();
+        flushing
+            .await
+            .unwrap()
+            .expect("b and c land after the thaw");
+        flushing_fresh.await.unwrap().expect("nothing failed");
+        mutator.close().await.unwrap();
+        let stored = count_rows(&plain, &name.to_string()).await.len();
+        assert_eq!(stored, 3 + a.len() + b.len() + c.len() + fresh.len());
+        hbase_it::drop_table(&plain, &name).await;
+        balancer.release().await;
+    })
+    .await;
+}
+
+/// A multi-thread runtime (for a test that runs the mutator's tasks on another one), a client
+/// on it, and a new table.
+fn runtime_with_table(prefix: &str) -> (tokio::runtime::Runtime, Client, hbase_client::TableName) {
+    let outer = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (client, name) = outer.block_on(async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table(prefix);
+        hbase_it::create_table(&client, &name, &[]).await;
+        (client, name)
+    });
+    (outer, client, name)
+}
+
+/// `flush`'s result when only the write to `row` failed, as not sent.
+fn assert_only_row_failed_unsent(flushed: hbase_client::Result<()>) {
+    match flushed {
+        Err(Error::MutationsFailed { failures, dropped }) => {
+            assert_eq!((failures.len(), dropped), (1, 0));
+            assert_eq!(&failures[0].row[..], b"row");
+            assert!(
+                matches!(failures[0].error, Error::MutatorClosed { .. }),
+                "not sent: {}",
+                failures[0].error
+            );
+        }
+        other => panic!("expected the write to `row` to fail as not sent, got {other:?}"),
+    }
+}
+
+/// The mutator's tasks live on a runtime that shuts down while its dispatcher waits for a
+/// region lookup (meta's server frozen): the mutations the dispatcher took are failed as not
+/// sent, so a `flush` awaited on another runtime returns them instead of waiting forever.
+#[test]
+fn runtime_shut_down_during_a_lookup_fails_the_taken_mutations() {
+    let (outer, plain, name) = runtime_with_table("mut_shutdown");
+    let inner = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    // The proxy's listeners live on the outer runtime, which outlives the inner one.
+    let (proxy, meta_ctl) = outer.block_on(async {
+        let meta = plain.admin().meta_server().await.unwrap().address();
+        let proxy = FaultProxy::new();
+        for s in plain.admin().region_servers().await.unwrap() {
+            proxy.control(&hbase_it::map_address(&s.address()));
+        }
+        let meta_ctl = proxy.control(&hbase_it::map_address(&meta));
+        (proxy, meta_ctl)
+    });
+    let (client, mutator) = inner.block_on(async {
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(300))
+                .rpc_timeout(Duration::from_secs(120))
+        })
+        .await;
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        (client, mutator)
+    });
+    meta_ctl.set_freeze_new(true);
+    meta_ctl.freeze_existing();
+    outer.block_on(bounded(120, async move {
+        let misses = client.stats().meta_cache_misses;
+        mutator
+            .mutate(Put::new("row").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        let m2 = mutator.clone();
+        let flushing = tokio::spawn(async move { m2.flush().await });
+        // The event: the dispatcher looks the row's region up (a cache miss; meta is frozen,
+        // so the lookup does not end).
+        while client.stats().meta_cache_misses == misses {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        inner.shutdown_background();
+        assert_only_row_failed_unsent(flushing.await.unwrap());
+        let after = mutator.mutate(Put::new("later").add("cf", "q", "v")).await;
+        assert!(after.is_err(), "a write after the flusher is gone fails");
+        meta_ctl.thaw();
+        hbase_it::drop_table(&plain, &name).await;
+        drop(proxy);
+    }));
+}
+
+/// A request task spawned but never run (its runtime shut down first) still answers for its
+/// mutations: they fail as not sent, and a `flush` awaited on another runtime returns them.
+/// The mutator's tasks live on a current-thread runtime that runs one task between polls of
+/// the future it blocks on, so the test stops it right after the dispatcher spawned a request.
+#[test]
+fn a_request_task_dropped_before_it_ran_fails_its_mutations() {
+    let (outer, plain, name) = runtime_with_table("mut_unrun");
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .event_interval(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Location cached and connection open: the dispatcher places and sends in one poll.
+    let (client, mutator) = inner.block_on(async {
+        let client = hbase_it::client().await;
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        mutator
+            .mutate(Put::new("warm").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        mutator.flush().await.unwrap();
+        (client, mutator)
+    });
+    let hits = client.stats().meta_cache_hits;
+    outer
+        .block_on(mutator.mutate(Put::new("row").add("cf", "q", "v")))
+        .unwrap();
+    let m2 = mutator.clone();
+    let flushing = outer.spawn(async move { m2.flush().await });
+    // The event: the flush cut the buffer (the dispatcher, on the idle inner runtime, is woken
+    // but has not run).
+    outer.block_on(async {
+        while mutator.unanswered_mutations() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    // Runs the inner runtime until the dispatcher located the row (a cache hit): in that same
+    // poll it placed it and spawned its request, which has not run yet.
+    inner.block_on(async {
+        while client.stats().meta_cache_hits == hits {
+            tokio::task::yield_now().await;
+        }
+    });
+    drop(inner);
+    outer.block_on(bounded(60, async move {
+        assert_only_row_failed_unsent(flushing.await.unwrap());
+        let t = plain.table(&name.to_string()).unwrap();
+        assert!(
+            t.get(Get::new("row")).await.unwrap().is_none(),
+            "never sent"
+        );
+        hbase_it::drop_table(&plain, &name).await;
+    }));
+}
+
+/// A mutator made on a runtime that shuts down before its dispatcher task ever ran: writes to
+/// it are refused, and nothing waits forever (before, `mutate` buffered, and `flush` waited
+/// for a dispatcher that never existed).
+#[test]
+fn a_mutator_whose_dispatcher_never_ran_refuses_writes() {
+    let (outer, client, name) = runtime_with_table("mut_never_ran");
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // Its tasks are spawned on the inner runtime, which never runs them.
+    let mutator = {
+        let _on_inner = inner.enter();
+        client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap()
+    };
+    drop(inner);
+    outer.block_on(bounded(60, async move {
+        let written = mutator.mutate(Put::new("row").add("cf", "q", "v")).await;
+        let flushed = mutator.flush().await;
+        assert!(
+            matches!(written, Err(Error::MutatorClosed { .. })),
+            "a write to a mutator without a flusher is refused: {written:?} (then flush: {flushed:?})"
+        );
+        assert!(flushed.is_ok(), "nothing was buffered: {flushed:?}");
+        let t = client.table(&name.to_string()).unwrap();
+        assert!(t.get(Get::new("row")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
+    }));
+}
+
+/// A write buffered in a mutator whose flusher is gone (its runtime shut down), the mutator
+/// then dropped without `close`: nobody can flush it any more, so the failure listener hears
+/// it (before, it was failed into a list nobody reads: silently dropped).
+#[test]
+fn a_dead_mutator_dropped_without_close_tells_the_listener() {
+    let (outer, client, name) = runtime_with_table("mut_dead_drop");
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let heard: Arc<Mutex<Vec<(Bytes, String)>>> = Arc::default();
+    let h2 = heard.clone();
+    let mutator = {
+        let _on_inner = inner.enter();
+        client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().on_failure(move |f| {
+                    h2.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((f.row.clone(), f.error.to_string()))
+                }),
+            )
+            .unwrap()
+    };
+    // Buffered while the mutator still looks alive; then its runtime goes, then the mutator.
+    outer
+        .block_on(mutator.mutate(Put::new("row").add("cf", "q", "v")))
+        .unwrap();
+    drop(inner);
+    drop(mutator);
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(
+        heard.len(),
+        1,
+        "the listener hears the unsent write: {heard:?}"
+    );
+    assert_eq!(&heard[0].0[..], b"row");
+    outer.block_on(async {
+        let t = client.table(&name.to_string()).unwrap();
+        assert!(t.get(Get::new("row")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
+    });
+}

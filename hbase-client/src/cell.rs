@@ -62,5 +62,19 @@ pub struct Cell {
     pub value: Bytes,
 }
 
+impl Cell {
+    /// The order of cells in a region, HBase's cell comparator on the key: row, family and
+    /// qualifier ascending (as bytes), then timestamp descending (newest first), then type
+    /// byte descending (a delete marker before the put it covers). The value plays no part.
+    pub(crate) fn key_order(&self, other: &Cell) -> std::cmp::Ordering {
+        self.row
+            .cmp(&other.row)
+            .then_with(|| self.family.cmp(&other.family))
+            .then_with(|| self.qualifier.cmp(&other.qualifier))
+            .then_with(|| other.timestamp.cmp(&self.timestamp))
+            .then_with(|| other.cell_type.code().cmp(&self.cell_type.code()))
+    }
+}
+
 /// `i64::MAX`: HBase's "latest timestamp", which the server replaces with its own clock.
 pub const LATEST_TIMESTAMP: u64 = i64::MAX as u64;

@@ -1,5 +1,6 @@
-//! Running many actions of one table as `Multi` RPCs: one per server per round, with a
-//! `RegionAction` per region. A round is one attempt of the runtime's retrying caller: failed
+//! Running many actions of one table as `Multi` RPCs, each with a `RegionAction` per region:
+//! in every round, each server's actions go in requests of at most `max_request_size` bytes,
+//! within the per-server and per-region task limits. A round is one attempt of the runtime's retrying caller: failed
 //! actions are retried (after relocation) in later rounds; actions that succeeded, or failed
 //! for good, are never sent again.
 //!
@@ -8,6 +9,7 @@
 //! Each write remembers whether a round left it unanswered: if it finally fails, its outcome
 //! is unknown; an increment or append is then retried only on the server that got it.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -107,10 +109,21 @@ struct Batch<'a> {
     pending: Vec<usize>,
 }
 
+/// One region's actions of a round on their way to its server.
+struct RegionQueue {
+    loc: Location,
+    /// Not sent yet, in the caller's order.
+    idxs: VecDeque<usize>,
+    /// Its requests in flight.
+    tasks: usize,
+    /// In the server's ready list.
+    listed: bool,
+}
+
 /// A region and the indexes of its actions.
 type RegionGroup = (Location, Vec<usize>);
 
-/// One server's share of a round: its regions, each with the indexes of its actions.
+/// One request of a round to one server: its regions, each with the indexes of its actions.
 struct ServerBatch {
     server: ServerName,
     regions: Vec<RegionGroup>,
@@ -177,23 +190,12 @@ impl<'a> Batch<'a> {
             .take()
             .filter(|(_, g)| *g == generation)
             .map(|(located, _)| located);
-        let per_server = self.group_by_server(op, hints, &mut failed).await;
-        // Every server at once; each server's requests `max_tasks_per_server` at a time.
-        let tasks = self.rt.config.max_tasks_per_server.max(1);
-        let this = &*self;
-        let sends = per_server.into_iter().map(|requests| async move {
-            use futures_util::stream::StreamExt;
-            futures_util::stream::iter(requests)
-                .map(|b| this.send(op, b))
-                .buffer_unordered(tasks)
-                .collect::<Vec<_>>()
-                .await
-        });
-        let results: Vec<_> = futures_util::future::join_all(sends)
-            .await
+        let by_server = self.group_by_server(op, hints, &mut failed).await;
+        // Every server at once; within each, requests as the task limits allow.
+        let sends = by_server
             .into_iter()
-            .flatten()
-            .collect();
+            .map(|(server, regions)| self.send_to_server(op, server, regions));
+        let results: Vec<_> = futures_util::future::join_all(sends).await;
         for results in results {
             for (idx, outcome, delivery) in results {
                 match outcome {
@@ -237,23 +239,23 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// The pending actions' regions, grouped by server (each server's requests, in the order
-    /// its first action came); actions that cannot be located (or must not go where they are
-    /// now) fail this round. `hints` are locations the caller found (by action index).
+    /// The pending actions' regions, grouped by server, each server's regions in the order of
+    /// their first pending action (so the caller's order decides which region goes first);
+    /// actions that cannot be located (or must not go where they are now) fail this round.
+    /// `hints` are locations the caller found (by action index).
     async fn group_by_server(
         &self,
         op: &Operation<'_>,
         hints: Option<Vec<Option<Location>>>,
         failed: &mut Vec<(usize, Error)>,
-    ) -> Vec<Vec<ServerBatch>> {
-        // Servers in first-seen order, each with its regions and their actions. Actions of one
-        // region mostly come one after another (the mutator sends region queues), so the last
-        // action's group is tried first, by pointer; the maps (FxHash: server and region names
-        // come from the cluster, not from users) are for the others.
-        let mut servers: Vec<(ServerName, Vec<RegionGroup>)> = Vec::new();
-        let mut server_at: FxHashMap<ServerName, usize> = FxHashMap::default();
-        let mut region_at: FxHashMap<(usize, Bytes), usize> = FxHashMap::default();
-        let mut last: Option<(Location, usize, usize)> = None;
+    ) -> FxHashMap<ServerName, Vec<RegionGroup>> {
+        // FxHash: server and region names come from the cluster, not from users.
+        let mut by_server: FxHashMap<ServerName, Vec<RegionGroup>> = FxHashMap::default();
+        // Where each region is in its server's list.
+        let mut slot: FxHashMap<Bytes, usize> = FxHashMap::default();
+        // Actions of one region mostly come one after another (the mutator sends region
+        // queues): the previous action's location and slot are tried first, by pointer.
+        let mut last: Option<(Location, usize)> = None;
         for &idx in &self.pending {
             let hint = hints.as_ref().and_then(|h| h[idx].clone());
             let loc = match hint {
@@ -289,72 +291,119 @@ impl<'a> Batch<'a> {
                     continue;
                 }
             }
-            if let Some((l, si, ri)) = &last {
+            if let Some((l, at)) = &last {
                 if Arc::ptr_eq(l, &loc) {
-                    servers[*si].1[*ri].1.push(idx);
-                    continue;
-                }
-            }
-            let si = match server_at.get(&loc.server) {
-                Some(&si) => si,
-                None => {
-                    servers.push((loc.server.clone(), Vec::new()));
-                    server_at.insert(loc.server.clone(), servers.len() - 1);
-                    servers.len() - 1
-                }
-            };
-            let regions = &mut servers[si].1;
-            let ri = *region_at
-                .entry((si, loc.region.name.clone()))
-                .or_insert_with(|| {
-                    regions.push((loc.clone(), Vec::new()));
-                    regions.len() - 1
-                });
-            regions[ri].1.push(idx);
-            last = Some((loc, si, ri));
-        }
-        // Each server's regions, cut into requests of at most `max_request_size` bytes (a
-        // region's actions may span requests; a single larger action goes alone). Requests
-        // to one server run `max_tasks_per_server` at a time (see `round`).
-        let limit = self.rt.config.max_request_size;
-        let mut out = Vec::with_capacity(servers.len());
-        for (server, regions) in servers {
-            let mut requests = Vec::new();
-            let mut current = ServerBatch {
-                server: server.clone(),
-                regions: Vec::new(),
-            };
-            let mut bytes = 0usize;
-            for (loc, idxs) in regions {
-                let mut part: Vec<usize> = Vec::new();
-                for idx in idxs {
-                    let size = self.sizes[idx];
-                    if bytes + size > limit && (bytes > 0 || !part.is_empty()) {
-                        if !part.is_empty() {
-                            current
-                                .regions
-                                .push((loc.clone(), std::mem::take(&mut part)));
-                        }
-                        requests.push(std::mem::replace(
-                            &mut current,
-                            ServerBatch {
-                                server: server.clone(),
-                                regions: Vec::new(),
-                            },
-                        ));
-                        bytes = 0;
+                    if let Some(regions) = by_server.get_mut(&loc.server) {
+                        regions[*at].1.push(idx);
+                        continue;
                     }
-                    bytes += size;
-                    part.push(idx);
-                }
-                if !part.is_empty() {
-                    current.regions.push((loc, part));
                 }
             }
-            if !current.regions.is_empty() {
-                requests.push(current);
+            let regions = by_server.entry(loc.server.clone()).or_default();
+            let at = match slot.get(&loc.region.name) {
+                Some(&at) => {
+                    regions[at].1.push(idx);
+                    at
+                }
+                None => {
+                    slot.insert(loc.region.name.clone(), regions.len());
+                    regions.push((loc.clone(), vec![idx]));
+                    regions.len() - 1
+                }
+            };
+            last = Some((loc, at));
+        }
+        by_server
+    }
+
+    /// Sends one server's share of a round as requests of at most `max_request_size` bytes (a
+    /// region's actions may span requests; a single larger action goes alone), at most
+    /// `max_tasks_per_server` in flight to the server and `max_tasks_per_region` for any one
+    /// region (HBase's `hbase.client.max.perserver.tasks` and `perregion.tasks`, as in Java's
+    /// AsyncProcess). Each request is formed when a task is free, from the front of the
+    /// regions that have one to spare: a region busy with its limit waits, and a later region
+    /// goes instead. A region's actions are sent in the caller's order.
+    async fn send_to_server(
+        &self,
+        op: &Operation<'_>,
+        server: ServerName,
+        regions: Vec<RegionGroup>,
+    ) -> Vec<(usize, Result<ActionResult>, Option<(String, Delivery)>)> {
+        use futures_util::stream::{FuturesUnordered, StreamExt};
+        let config = &self.rt.config;
+        let (server_limit, region_limit) = (
+            config.max_tasks_per_server.max(1),
+            config.max_tasks_per_region.max(1),
+        );
+        let limit = config.max_request_size;
+        let mut queues: Vec<RegionQueue> = regions
+            .into_iter()
+            .map(|(loc, idxs)| RegionQueue {
+                loc,
+                idxs: idxs.into(),
+                tasks: 0,
+                listed: true,
+            })
+            .collect();
+        // Regions with actions left, listed once each; one at its task limit is taken off
+        // when met and listed again when one of its requests ends.
+        let mut ready: VecDeque<usize> = (0..queues.len()).collect();
+        let mut in_flight = FuturesUnordered::new();
+        let mut out = Vec::new();
+        loop {
+            while in_flight.len() < server_limit {
+                let mut batch = ServerBatch {
+                    server: server.clone(),
+                    regions: Vec::new(),
+                };
+                let mut used: Vec<usize> = Vec::new();
+                let mut bytes = 0usize;
+                while let Some(r) = ready.pop_front() {
+                    let q = &mut queues[r];
+                    if q.tasks >= region_limit {
+                        q.listed = false;
+                        continue;
+                    }
+                    let mut part = Vec::new();
+                    while let Some(&idx) = q.idxs.front() {
+                        let size = self.sizes[idx];
+                        if bytes > 0 && bytes + size > limit {
+                            break;
+                        }
+                        bytes += size;
+                        part.push(idx);
+                        q.idxs.pop_front();
+                    }
+                    if !part.is_empty() {
+                        q.tasks += 1;
+                        used.push(r);
+                        batch.regions.push((q.loc.clone(), part));
+                    }
+                    if q.idxs.is_empty() {
+                        q.listed = false;
+                    } else {
+                        // The request is full; the rest of this region goes in a later one.
+                        ready.push_front(r);
+                        break;
+                    }
+                }
+                if batch.regions.is_empty() {
+                    break;
+                }
+                in_flight.push(async move { (self.send(op, batch).await, used) });
             }
-            out.push(requests);
+            let Some((results, used)) = in_flight.next().await else {
+                break;
+            };
+            out.extend(results);
+            for r in used {
+                let q = &mut queues[r];
+                q.tasks -= 1;
+                if !q.idxs.is_empty() && !q.listed {
+                    q.listed = true;
+                    ready.push_back(r);
+                }
+            }
         }
         out
     }

@@ -10,7 +10,10 @@
 //! The dispatcher locates each cut mutation once and places it in its region's queue; a
 //! request takes mutations from the front of one server's ready region queues. A region whose
 //! request is in flight is not looked at again until that request ends, so a dispatch pass
-//! costs what it places and sends, not what waits.
+//! costs what it places and sends, not what waits. A region queue counts against the task
+//! limit of the server its region is on as last learned: when a region moves, its queue
+//! follows as soon as the client learns the new location (a write to it located anew, or one
+//! of its requests ending after it relocated), so it does not wait for the old server's slots.
 //!
 //! Order: two writes to the same row are applied in the order they were buffered, also
 //! across retries. All unanswered writes to a row sit in one region queue (a later write
@@ -29,6 +32,7 @@
 //! `flush`/`close` (as [`Error::MutationsFailed`]) and the optional failure listener; see
 //! [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
@@ -138,11 +142,11 @@ struct Entry {
     /// Its heap size, computed once in `mutate`: the budget's count, and the multi layer's
     /// for cutting requests.
     bytes: usize,
-    /// The cut it came in (for `flush`, which waits for the cuts before it).
-    cut: u64,
     /// Where the dispatcher located it, and the region cache's generation before it did:
     /// the request sends it there unless a cached location was dropped since.
     located: Option<(Location, u64)>,
+    /// The cut it came in (for `flush`, which waits for the cuts before it).
+    cut: u64,
 }
 
 /// Failures kept for the next `flush`: bounded, with each long server message kept whole
@@ -191,13 +195,13 @@ struct State {
     /// Cuts made so far, and the unanswered mutations of each cut still open.
     cuts: u64,
     open_cuts: BTreeMap<u64, usize>,
+    /// Placed mutations waiting to be sent, per region (see [`RegionQueue`]).
     // These maps are touched several times per mutation, so they hash with FxHash instead of
     // SipHash (about 1,400 instructions per buffered put less). FxHash does not resist chosen
     // keys: an application writing row keys picked by an adversary (say, user-supplied ids)
     // could make many rows collide and each `rows` operation cost O(colliding rows). Region
     // and server names come from the cluster. The writer of the rows is the application
     // itself, so the worst it can do is slow its own mutator; we take the speed.
-    /// Placed mutations waiting to be sent, per region (see [`RegionQueue`]).
     regions: FxHashMap<Bytes, RegionQueue>,
     /// Requests in flight per server, and its regions with mutations ready to go.
     servers: FxHashMap<String, ServerQueue>,
@@ -206,6 +210,9 @@ struct State {
     /// Requests formed so far (their ids).
     requests: u64,
     failures: FailureLog,
+    /// Failures made under the lock (a buffer cut after the dispatcher was gone), for the
+    /// listener, which is called outside it (see [`Core::tell_unheard`]).
+    unheard: Vec<FailedMutation>,
     closed: bool,
     /// The last handle is gone: the dispatcher ends once nothing is queued.
     abandoned: bool,
@@ -219,7 +226,9 @@ struct State {
 /// (else it locates every action again), so a queue whose region moved or split still sends
 /// to the right servers.
 struct RegionQueue {
-    /// The server the region was on when the queue was made; its task limit applies.
+    /// The server its region is on, as last learned (when the queue was made, when a write
+    /// placed in it was located elsewhere, or when one of its requests ended and the location
+    /// cache knew better); its task limit applies to the queue's next requests.
     server: String,
     entries: VecDeque<Entry>,
     /// Requests in flight made from this queue.
@@ -306,11 +315,19 @@ impl Core {
         let bytes = std::mem::take(&mut st.buffered_bytes);
         self.budget.sent(bytes);
         if st.dead {
+            tracing::error!(table = %self.table, mutations = entries.len(), "the BufferedMutator's flusher is gone (the runtime shut down); buffered mutations fail, not sent");
+            let reason = "its flusher is gone (the runtime shut down); not sent";
             for e in entries {
+                let row = e.mutation.row().clone();
+                if self.listener.is_some() {
+                    st.unheard.push(FailedMutation {
+                        row: row.clone(),
+                        error: self.closed_error(reason),
+                    });
+                }
                 let failed = FailedMutation {
-                    row: e.mutation.row().clone(),
-                    error: self
-                        .closed_error("its flusher is gone (the runtime shut down); not sent"),
+                    row,
+                    error: self.closed_error(reason),
                 };
                 st.failures.push(failed, self.max_failures_kept);
             }
@@ -326,6 +343,33 @@ impl Core {
         self.wake.notify_one();
     }
 
+    /// Hands a failure to the listener, if any (caller holds no lock; a panic is caught).
+    fn tell(&self, f: &FailedMutation) {
+        if let Some(listener) = &self.listener {
+            if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
+                tracing::error!(table = %self.table, row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
+            }
+        }
+    }
+
+    /// Cuts the buffer, then tells the listener of what that failed at once (the dispatcher
+    /// gone). Takes and releases the state lock.
+    fn cut_and_tell(&self) {
+        self.cut(&mut self.lock());
+        self.tell_unheard();
+    }
+
+    /// Tells the listener of failures made under the lock (caller holds no lock).
+    fn tell_unheard(&self) {
+        if self.listener.is_none() {
+            return;
+        }
+        let unheard = std::mem::take(&mut self.lock().unheard);
+        for f in &unheard {
+            self.tell(f);
+        }
+    }
+
     /// A mutation's final outcome: counted off, its row and region freed, its failure kept
     /// and handed to the listener (outside the lock, a panic caught).
     fn settle(&self, entry: &Sent, outcome: Result<ActionResult>) {
@@ -333,11 +377,11 @@ impl Core {
             row: entry.row.clone(),
             error,
         });
-        if let (Some(f), Some(listener)) = (&failed, &self.listener) {
-            if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
-                tracing::error!(table = %self.table, row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
-            }
+        if let Some(f) = &failed {
+            self.tell(f);
         }
+        // Its bytes first, so that a `flush` that sees it answered also sees them released.
+        self.budget.release(entry.bytes, true);
         {
             let mut st = self.lock();
             if let Some(f) = failed {
@@ -362,7 +406,6 @@ impl Core {
                 }
             }
         }
-        self.budget.release(entry.bytes, true);
         self.progress.notify_waiters();
     }
 }
@@ -373,8 +416,7 @@ struct Handle {
 
 impl Flushable for Handle {
     fn cut_buffer(&self) {
-        let core = &self.core;
-        core.cut(&mut core.lock());
+        self.core.cut_and_tell();
     }
 }
 
@@ -393,6 +435,7 @@ impl Drop for Handle {
         core.cut(&mut st);
         st.abandoned = true;
         drop(st);
+        core.tell_unheard();
         core.wake.notify_one();
     }
 }
@@ -416,6 +459,12 @@ impl Drop for Handle {
 ///   answered with errors.
 /// - A `mutate` after `close` (or racing it) returns [`Error::MutatorClosed`]; nothing is
 ///   buffered.
+/// - If the runtime running the mutator's tasks shuts down (or its dispatcher panics), every
+///   unanswered write is still reported, to a `flush` awaited elsewhere too: one never sent
+///   (buffered, queued, being located, or in a request whose task never ran) as
+///   [`Error::MutatorClosed`], one in a request that had started as
+///   [`ErrorKind::OutcomeUnknown`](crate::ErrorKind); later writes fail with
+///   [`Error::MutatorClosed`].
 ///
 /// # Dropping without `close`
 /// Dropping the last handle sends what is still buffered in the background (and logs a
@@ -460,7 +509,9 @@ impl BufferedMutator {
             wake: Notify::new(),
             rt,
         });
-        tokio::spawn(dispatcher(core.clone()));
+        // The guard exists before the task: a task dropped unpolled (its runtime shutting
+        // down) still marks the mutator dead, so writes are refused instead of never sent.
+        tokio::spawn(dispatcher(DispatcherGuard(core.clone())));
         let handle = Arc::new(Handle { core });
         let flushable: Weak<dyn Flushable> = Arc::downgrade(&handle) as Weak<dyn Flushable>;
         handle.core.budget.register(flushable);
@@ -480,6 +531,9 @@ impl BufferedMutator {
     /// the client together hold their
     /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
     /// (backpressure). After [`close`](Self::close) it fails with [`Error::MutatorClosed`].
+    ///
+    /// Dropping the future while it waits (a timeout around it, say) leaves the write out:
+    /// not buffered, its room in the budget given back.
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
         let core = &*self.handle.core;
@@ -489,6 +543,13 @@ impl BufferedMutator {
             return Err(e);
         }
         self.take_budget(bytes).await;
+        // The bytes are this call's until the write is buffered: a `mutate` refused, or
+        // dropped while it waits for room (a caller's timeout), gives them back.
+        let mut taken = Taken {
+            budget: &core.budget,
+            bytes,
+            buffered: false,
+        };
         let mut entry = Some(Entry {
             mutation,
             bytes,
@@ -500,7 +561,6 @@ impl BufferedMutator {
             {
                 let mut st = core.lock();
                 if let Some(e) = self.refusal(&st) {
-                    core.budget.release(bytes, false);
                     return Err(e);
                 }
                 if core.buffer_full(&st) && core.may_cut(&st) {
@@ -509,6 +569,7 @@ impl BufferedMutator {
                 if !core.buffer_full(&st) {
                     st.buffer.push(entry.take().expect("pushed once"));
                     st.buffered_bytes += bytes;
+                    taken.buffered = true;
                     if core.buffer_full(&st) && core.may_cut(&st) {
                         core.cut(&mut st);
                     }
@@ -557,8 +618,7 @@ impl BufferedMutator {
 
     /// Hands the buffer to the dispatcher.
     fn cut_batch(&self) {
-        let core = &self.handle.core;
-        core.cut(&mut core.lock());
+        self.handle.core.cut_and_tell();
     }
 
     /// Bytes all mutators of this client hold together (buffered or in flight), counted
@@ -577,6 +637,7 @@ impl BufferedMutator {
             core.cut(&mut st);
             st.cuts
         };
+        core.tell_unheard();
         loop {
             let progress = core.progress.notified();
             {
@@ -604,6 +665,22 @@ impl BufferedMutator {
     /// Mutations cut from the buffer and not yet answered (queued or in flight).
     pub fn unanswered_mutations(&self) -> usize {
         self.handle.core.lock().open_cuts.values().sum()
+    }
+}
+
+/// Budget bytes a `mutate` took for a write it has not buffered yet; given back on drop
+/// unless the write was buffered (the buffer's bytes are released when answered).
+struct Taken<'a> {
+    budget: &'a WriteBudget,
+    bytes: usize,
+    buffered: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if !self.buffered {
+            self.budget.release(self.bytes, false);
+        }
     }
 }
 
@@ -644,8 +721,9 @@ struct Request {
     entries: Vec<Entry>,
 }
 
-/// Ends the mutator's sending for good when the dispatcher ends (the runtime shut down, or a
-/// bug panicked it): every queued mutation fails, later cuts fail at once.
+/// Ends the mutator's sending for good when the dispatcher ends or never ran (the runtime shut
+/// down, or a bug panicked it): every queued mutation fails, later cuts fail at once, and
+/// later writes are refused.
 struct DispatcherGuard(Arc<Core>);
 
 impl Drop for DispatcherGuard {
@@ -684,8 +762,8 @@ impl Drop for DispatcherGuard {
     }
 }
 
-async fn dispatcher(core: Arc<Core>) {
-    let _guard = DispatcherGuard(core.clone());
+async fn dispatcher(guard: DispatcherGuard) {
+    let core = guard.0.clone();
     loop {
         let woken = core.wake.notified();
         {
@@ -707,35 +785,41 @@ async fn dispatcher(core: Arc<Core>) {
 /// ends.
 async fn dispatch(core: &Arc<Core>) {
     let fresh = std::mem::take(&mut core.lock().queue);
-    let mut located: Vec<(Entry, Option<Location>)> = Vec::with_capacity(fresh.len());
-    if !fresh.is_empty() {
+    let mut taken = Locating {
+        core,
+        located: VecDeque::with_capacity(fresh.len()),
+        unlocated: fresh,
+    };
+    if !taken.unlocated.is_empty() {
         let deadline = Instant::now() + core.opts.rpc_timeout;
         // Read before the lookups: a location dropped while they run moves it.
         let generation = core.rt.locator.cache().generation();
-        for mut entry in fresh {
+        while let Some(entry) = taken.unlocated.front() {
             let loc = core
                 .rt
                 .locator
                 .seek(&core.table, Seek::Row(entry.mutation.row()), deadline)
                 .await
                 .ok();
+            let mut entry = taken.unlocated.pop_front().expect("front exists");
             entry.located = loc.clone().map(|l| (l, generation));
-            located.push((entry, loc));
+            taken.located.push_back((entry, loc));
         }
     }
     let requests = {
         let mut st = core.lock();
         let st = &mut *st;
-        for (entry, loc) in located {
+        while let Some((entry, loc)) = taken.located.pop_front() {
             // Unlocatable now: they queue under the empty name (no region has it); their
             // requests' retries look them up again.
             let region = loc
                 .as_ref()
                 .map_or_else(Bytes::new, |l| l.region.name.clone());
-            let key = match st.rows.get_mut(entry.mutation.row()) {
+            // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
+            let (key, own) = match st.rows.get_mut(entry.mutation.row()) {
                 Some(p) => {
                     p.placed += 1;
-                    p.queue.clone()
+                    (p.queue.clone(), p.queue == region)
                 }
                 None => {
                     st.rows.insert(
@@ -747,32 +831,122 @@ async fn dispatch(core: &Arc<Core>) {
                             request: 0,
                         },
                     );
-                    region
+                    (region, true)
                 }
             };
-            let q = st
-                .regions
-                .entry(key.clone())
-                .or_insert_with(|| RegionQueue {
-                    server: loc.map_or_else(String::new, |l| l.server.address()),
+            let q = match st.regions.entry(key.clone()) {
+                Slot::Occupied(slot) => {
+                    let q = slot.into_mut();
+                    // The region's queue from before it moved: it goes where the region is.
+                    if let Some(l) = loc.as_ref().filter(|_| own && !key.is_empty()) {
+                        if !is_at(&q.server, &l.server) {
+                            rehome(&mut st.servers, &key, q, l.server.address());
+                        }
+                    }
+                    q
+                }
+                Slot::Vacant(slot) => slot.insert(RegionQueue {
+                    server: loc
+                        .as_ref()
+                        .map_or_else(String::new, |l| l.server.address()),
                     entries: VecDeque::new(),
                     tasks: 0,
                     ready: false,
-                });
+                }),
+            };
             q.entries.push_back(entry);
             if !q.ready {
-                q.ready = true;
-                st.servers
-                    .entry(q.server.clone())
-                    .or_default()
-                    .ready
-                    .push_back(key);
+                list_ready(&mut st.servers, &key, q);
             }
         }
         core.form_requests(st)
     };
     for req in requests {
-        tokio::spawn(send_request(core.clone(), req));
+        // Answerable before the task exists (see `InFlight`).
+        let req = InFlight::new(core.clone(), req);
+        tokio::spawn(send_request(req));
+    }
+}
+
+/// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
+/// left (the dispatcher task was dropped while it located them, as when its runtime shuts
+/// down, or it panicked), it fails them as not sent: nobody else holds them to answer them.
+struct Locating<'a> {
+    core: &'a Core,
+    unlocated: VecDeque<Entry>,
+    located: VecDeque<(Entry, Option<Location>)>,
+}
+
+impl Drop for Locating<'_> {
+    fn drop(&mut self) {
+        if self.unlocated.is_empty() && self.located.is_empty() {
+            return;
+        }
+        let core = self.core;
+        // The dispatcher is ending: later cuts fail at once (its own guard fails the queues).
+        core.lock().dead = true;
+        let left: Vec<Sent> = self
+            .unlocated
+            .drain(..)
+            .chain(self.located.drain(..).map(|(e, _)| e))
+            .map(|e| Sent::of(&e, Stage::Unplaced))
+            .collect();
+        tracing::error!(table = %core.table, mutations = left.len(), "the BufferedMutator's flusher ended while locating mutations; they fail");
+        for sent in &left {
+            core.settle(
+                sent,
+                Err(core.closed_error("its flusher is gone (the runtime shut down); not sent")),
+            );
+        }
+    }
+}
+
+/// Whether `address` (`host:port`) names `server`, without formatting its address.
+fn is_at(address: &str, server: &crate::region::ServerName) -> bool {
+    address
+        .strip_prefix(server.host.as_str())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|port| port.parse() == Ok(server.port))
+}
+
+/// Moves region queue `q` (named `key`) to server `to`, where its region is now: its next
+/// requests count against that server's task limit, not the old one's (whose slots may all
+/// be held by requests to a frozen server). Requests in flight stay counted where they went,
+/// and the queue's order and its region task count do not change, so a row's writes still go
+/// one request at a time, in buffered order.
+fn rehome(
+    servers: &mut FxHashMap<String, ServerQueue>,
+    key: &Bytes,
+    q: &mut RegionQueue,
+    to: String,
+) {
+    let from = std::mem::replace(&mut q.server, to);
+    if q.ready {
+        if let Some(old) = servers.get_mut(&from) {
+            old.ready.retain(|k| k != key);
+        }
+        list_ready(servers, key, q);
+    }
+    forget_if_idle(servers, &from);
+}
+
+/// Lists region queue `q` (named `key`) in its server's ready queues.
+fn list_ready(servers: &mut FxHashMap<String, ServerQueue>, key: &Bytes, q: &mut RegionQueue) {
+    q.ready = true;
+    servers
+        .entry(q.server.clone())
+        .or_default()
+        .ready
+        .push_back(key.clone());
+}
+
+/// Forgets `server` if nothing of it is in flight or ready (a moved region's old server, say).
+fn forget_if_idle(servers: &mut FxHashMap<String, ServerQueue>, server: &str) {
+    if servers
+        .get(server)
+        .is_some_and(|s| s.tasks == 0 && s.ready.is_empty())
+    {
+        servers.remove(server);
     }
 }
 
@@ -880,41 +1054,84 @@ impl Core {
                 if q.tasks == 0 {
                     let server = q.server.clone();
                     regions.remove(key);
-                    // Forget idle servers too (a moved region's old server, say).
-                    if servers
-                        .get(&server)
-                        .is_some_and(|s| s.tasks == 0 && s.ready.is_empty())
-                    {
-                        servers.remove(&server);
-                    }
+                    forget_if_idle(servers, &server);
                 }
-            } else if !q.ready {
-                q.ready = true;
-                servers
-                    .entry(q.server.clone())
-                    .or_default()
-                    .ready
-                    .push_back(key.clone());
+            } else {
+                // Where its next write's region is now, as far as the location cache knows
+                // (the request may have just relocated it): a queue whose region moved goes
+                // with it. Unlocatable mutations (the empty name) have no server to follow.
+                let moved = q
+                    .entries
+                    .front()
+                    .filter(|_| !key.is_empty())
+                    .and_then(|e| self.rt.locator.cache().find(&self.table, e.mutation.row()))
+                    .filter(|l| !is_at(&q.server, &l.server));
+                if let Some(l) = moved {
+                    rehome(servers, key, q, l.server.address());
+                }
+                if !q.ready {
+                    list_ready(servers, key, q);
+                }
             }
+        }
+        forget_if_idle(servers, server);
+    }
+}
+
+/// A request handed to its task: it answers for its mutations from before the task is
+/// spawned. Dropped, it fails whatever is left without an outcome (as not sent if its task
+/// never ran: a task spawned while the runtime shuts down is dropped unpolled; as unknown if
+/// it had started), then frees its server and regions.
+struct InFlight {
+    core: Arc<Core>,
+    server: String,
+    regions: Vec<Bytes>,
+    sent: Vec<Sent>,
+    actions: Vec<Action>,
+    /// The actions' sizes and locations, for the multi layer (taken when the request starts).
+    known: Option<crate::multi::Known>,
+    settled: Mutex<Vec<bool>>,
+    started: bool,
+}
+
+impl InFlight {
+    fn new(core: Arc<Core>, req: Request) -> InFlight {
+        let n = req.entries.len();
+        let mut sent = Vec::with_capacity(n);
+        let mut actions = Vec::with_capacity(n);
+        // Sizes and locations go to the multi layer, which would otherwise compute both again.
+        let generation = core.rt.locator.cache().generation();
+        let mut known = crate::multi::Known {
+            sizes: Vec::with_capacity(n),
+            located: Vec::with_capacity(n),
+            generation,
+        };
+        for e in req.entries {
+            sent.push(Sent::of(&e, Stage::InFlight));
+            known.sizes.push(e.bytes);
+            known
+                .located
+                .push(e.located.filter(|(_, g)| *g == generation).map(|(l, _)| l));
+            actions.push(Action::from(e.mutation));
+        }
+        InFlight {
+            core,
+            server: req.server,
+            regions: req.regions,
+            settled: Mutex::new(vec![false; sent.len()]),
+            sent,
+            actions,
+            known: Some(known),
+            started: false,
         }
     }
 }
 
-/// Frees a request's server and regions when it ends, and fails whatever it leaves without
-/// an outcome (the task was dropped: the runtime shut down).
-struct RequestGuard<'a> {
-    core: &'a Arc<Core>,
-    server: String,
-    regions: Vec<Bytes>,
-    sent: &'a [Sent],
-    settled: &'a Mutex<Vec<bool>>,
-}
-
-impl Drop for RequestGuard<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
-        let core = self.core;
+        let core = &self.core;
         let unsettled: Vec<usize> = {
-            let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+            let settled = self.settled.get_mut().unwrap_or_else(|e| e.into_inner());
             let idxs: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
             for &i in &idxs {
                 settled[i] = true;
@@ -922,13 +1139,16 @@ impl Drop for RequestGuard<'_> {
             idxs
         };
         for i in unsettled {
-            let e =
+            let e = if self.started {
                 Error::OutcomeUnknown {
                     attempts: 1,
                     last: Box::new(core.closed_error(
                         "its request ended without an answer (the runtime shut down)",
                     )),
-                };
+                }
+            } else {
+                core.closed_error("its request never started (the runtime shut down); not sent")
+            };
             core.settle(&self.sent[i], Err(e));
         }
         core.request_ended(&self.server, &self.regions);
@@ -936,48 +1156,26 @@ impl Drop for RequestGuard<'_> {
     }
 }
 
-async fn send_request(core: Arc<Core>, req: Request) {
-    let n = req.entries.len();
-    let mut sent = Vec::with_capacity(n);
-    let mut actions = Vec::with_capacity(n);
-    // Sizes and locations go to the multi layer, which would otherwise compute both again.
-    let generation = core.rt.locator.cache().generation();
-    let mut known = crate::multi::Known {
-        sizes: Vec::with_capacity(n),
-        located: Vec::with_capacity(n),
-        generation,
-    };
-    for e in req.entries {
-        sent.push(Sent::of(&e, Stage::InFlight));
-        known.sizes.push(e.bytes);
-        known
-            .located
-            .push(e.located.filter(|(_, g)| *g == generation).map(|(l, _)| l));
-        actions.push(Action::from(e.mutation));
-    }
-    let settled = Mutex::new(vec![false; sent.len()]);
-    let _guard = RequestGuard {
-        core: &core,
-        server: req.server,
-        regions: req.regions,
-        sent: &sent,
-        settled: &settled,
-    };
+async fn send_request(mut req: InFlight) {
+    req.started = true;
+    let known = req.known.take();
+    let req = &req;
+    let core = &req.core;
     let on_outcome = |idx: usize, outcome: Result<ActionResult>| {
         {
-            let mut s = settled.lock().unwrap_or_else(|e| e.into_inner());
+            let mut s = req.settled.lock().unwrap_or_else(|e| e.into_inner());
             if std::mem::replace(&mut s[idx], true) {
                 return;
             }
         }
-        core.settle(&sent[idx], outcome);
+        core.settle(&req.sent[idx], outcome);
     };
     crate::multi::run_each(
         &core.rt,
         &core.opts,
         &core.table,
-        &actions,
-        Some(known),
+        &req.actions,
+        known,
         &on_outcome,
     )
     .await;
@@ -997,5 +1195,28 @@ async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
             return;
         }
         core.cut(&mut st);
+        drop(st);
+        core.tell_unheard();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::region::ServerName;
+
+    #[test]
+    fn is_at_compares_host_and_port_exactly() {
+        let s = ServerName {
+            host: "10.0.0.1".into(),
+            port: 16020,
+            start_code: 7,
+        };
+        assert!(is_at("10.0.0.1:16020", &s));
+        assert!(!is_at("10.0.0.1:1602", &s));
+        assert!(!is_at("10.0.0.1:160200", &s));
+        assert!(!is_at("10.0.0.10:16020", &s));
+        assert!(!is_at("10.0.0.1", &s));
+        assert!(!is_at("", &s));
     }
 }

@@ -14,7 +14,11 @@
 //! at the result size): joined into whole rows by default, cut into results of at most
 //! `batch` cells, or handed on as they come (`allow_partial_results`). When pieces of a row
 //! were delivered and the scanner is reopened, it reopens at that row and drops the cells
-//! already delivered.
+//! the server sends again up to and including the last one delivered, by the cell order
+//! (row, family, qualifier, timestamp descending, type), as Java's client does. Counting them
+//! would be exact only with the same MVCC read point: a reopen in another region (after a
+//! split or merge) starts without it, and a cell written to the row meanwhile would shift the
+//! count, delivering a cell twice or skipping one.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -26,6 +30,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio::sync::mpsc;
 
+use crate::cell::Cell;
 use crate::error::{Error, Result};
 use crate::ops::{region_specifier, results_from_scan, RowResult, Scan};
 use crate::region::{Location, TableName};
@@ -152,6 +157,8 @@ struct RowInProgress {
     held: Option<RowResult>,
     /// How many of its cells were delivered.
     delivered: usize,
+    /// The last cell delivered.
+    last: Option<Cell>,
 }
 
 /// The delivered cells of a row a scanner was reopened at.
@@ -159,8 +166,8 @@ struct Skip {
     row: Bytes,
     /// Cells of the row delivered before the reopen.
     delivered: usize,
-    /// How many of them the server has yet to send again.
-    left: usize,
+    /// The last of them: cells up to and including it (in cell order) are dropped.
+    last: Cell,
 }
 
 struct Scanner {
@@ -235,12 +242,14 @@ impl Attempt for RegionScan<'_> {
             // whose first cells were delivered; the cells not delivered come again.
             self.scanner.failed = true;
             // Reopening within a row: the cells of it delivered come again and are dropped.
-            if let Some(r) = self.scanner.in_row.take().filter(|r| r.delivered > 0) {
-                self.scanner.skip = Some(Skip {
-                    row: r.row,
-                    delivered: r.delivered,
-                    left: r.delivered,
-                });
+            if let Some(r) = self.scanner.in_row.take() {
+                if let Some(last) = r.last {
+                    self.scanner.skip = Some(Skip {
+                        row: r.row,
+                        delivered: r.delivered,
+                        last,
+                    });
+                }
             }
             if e.remote()
                 .is_some_and(|r| r.short_class_name() == "NotServingRegionException")
@@ -482,14 +491,21 @@ impl Scanner {
             if self.remaining == Some(0) {
                 break;
             }
-            let mut resumed = 0;
-            if let Some(mut skip) = self.skip.take() {
+            let mut resumed = (0, None);
+            if let Some(skip) = self.skip.take() {
                 if skip.row == piece.row {
-                    let k = skip.left.min(piece.cells.len());
+                    // Cells come in cell order: the delivered ones (and any written since
+                    // that sort among them) come first.
+                    let k = piece
+                        .cells
+                        .iter()
+                        .take_while(|c| c.key_order(&skip.last) != std::cmp::Ordering::Greater)
+                        .count();
+                    let all = k == piece.cells.len();
                     piece.cells.drain(..k);
-                    skip.left -= k;
-                    resumed = skip.delivered;
-                    if skip.left > 0 {
+                    resumed = (skip.delivered, Some(skip.last.clone()));
+                    if all {
+                        // The next piece may start with delivered cells too.
                         self.skip = Some(skip);
                     }
                 }
@@ -504,7 +520,8 @@ impl Scanner {
             let in_row = self.in_row.get_or_insert_with(|| RowInProgress {
                 row: piece.row.clone(),
                 held: None,
-                delivered: resumed,
+                delivered: resumed.0,
+                last: resumed.1,
             });
             match in_row.held.as_mut() {
                 Some(held) => {
@@ -554,6 +571,7 @@ impl Scanner {
             result.set_stale(held.is_stale());
             result.set_more_cells(true);
             in_row.delivered += result.cells.len();
+            in_row.last = result.cells.last().cloned();
             self.position = Position::At(in_row.row.clone(), true);
             out.push(result);
         }

@@ -24,7 +24,9 @@
 //!   are dropped ([`ProxyControl::set_black_hole`]);
 //! - a connection-level exception (a response without a call id, then close), as a server
 //!   sends for a rejected connection header ([`ProxyControl::inject_connection_error`]);
-//! - per-action exceptions inside a `Multi` response ([`ProxyControl::inject_action_exception`]).
+//! - per-action exceptions inside a `Multi` response ([`ProxyControl::inject_action_exception`]);
+//! - hold every response until switched off, while requests still flow
+//!   ([`ProxyControl::hold_responses`]).
 //!
 //! It also records chosen requests ([`ProxyControl::record`]) and the most requests it has
 //! seen outstanding at the server at once ([`ProxyControl::max_outstanding`]).
@@ -127,6 +129,7 @@ pub struct ProxyControl {
     connection_error: Mutex<Option<(String, bool)>>,
     action_exception: Mutex<Option<(String, u32)>>,
     black_hole: AtomicBool,
+    hold_responses: AtomicBool,
     frozen_ids: Mutex<Vec<u64>>,
     accepted: AtomicU64,
     refused: AtomicU64,
@@ -163,6 +166,7 @@ impl ProxyControl {
             connection_error: Mutex::new(None),
             action_exception: Mutex::new(None),
             black_hole: AtomicBool::new(false),
+            hold_responses: AtomicBool::new(false),
             frozen_ids: Mutex::new(Vec::new()),
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -236,6 +240,14 @@ impl ProxyControl {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        self.changed();
+    }
+
+    /// While on, requests flow to the server as usual but its responses are held in the
+    /// proxy (queued in order, up to the queue's limit); switching it off delivers them. The
+    /// held calls count as outstanding: a test sees what a client sends while it waits.
+    pub fn hold_responses(&self, on: bool) {
+        self.hold_responses.store(on, SeqCst);
         self.changed();
     }
 
@@ -337,6 +349,7 @@ impl ProxyControl {
         self.request_delay_ms.store(0, SeqCst);
         self.refuse.store(false, SeqCst);
         self.black_hole.store(false, SeqCst);
+        self.hold_responses.store(false, SeqCst);
         self.truncate.store(0, SeqCst);
         self.corrupt.store(0, SeqCst);
         *lock(&self.inject) = None;
@@ -836,7 +849,7 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                     }
                 }
             }
-            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if !frozen && due.is_some() && !client_gone => {
+            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if !frozen && due.is_some() && !client_gone && !ctl.hold_responses.load(SeqCst) => {
                 let o = out.pop_front().expect("due implies queued");
                 methods.delivered(o.answers);
                 ctl.responses.fetch_add(1, SeqCst);
