@@ -209,8 +209,10 @@ impl<'a> Batch<'a> {
         failed: &mut Vec<(usize, Error)>,
     ) -> HashMap<ServerName, Vec<(Location, Vec<usize>)>> {
         let mut by_server: HashMap<ServerName, Vec<(Location, Vec<usize>)>> = HashMap::new();
-        // Where each region is in its server's list.
-        let mut slot: HashMap<Bytes, usize> = HashMap::new();
+        // Where each region is in its server's list. Keyed by server too: a region another
+        // task relocates while this round locates its actions is then found on two servers,
+        // and one server's position must never index another's list.
+        let mut slot: HashMap<(ServerName, Bytes), usize> = HashMap::new();
         for &idx in &self.pending {
             let row = self.actions[idx].row();
             let located = self
@@ -241,10 +243,11 @@ impl<'a> Batch<'a> {
                 }
             }
             let regions = by_server.entry(loc.server.clone()).or_default();
-            match slot.get(&loc.region.name) {
+            let key = (loc.server.clone(), loc.region.name.clone());
+            match slot.get(&key) {
                 Some(&at) => regions[at].1.push(idx),
                 None => {
-                    slot.insert(loc.region.name.clone(), regions.len());
+                    slot.insert(key, regions.len());
                     regions.push((loc, vec![idx]));
                 }
             }
