@@ -251,10 +251,13 @@ impl<'a> Batch<'a> {
     ) -> FxHashMap<ServerName, Vec<RegionGroup>> {
         // FxHash: server and region names come from the cluster, not from users.
         let mut by_server: FxHashMap<ServerName, Vec<RegionGroup>> = FxHashMap::default();
-        // Where each region is in its server's list.
-        let mut slot: FxHashMap<Bytes, usize> = FxHashMap::default();
+        // Where each region is in its server's list. Keyed by server too: a region another
+        // task relocates while this round locates its actions is then found on two servers,
+        // and one server's position must never index another's list.
+        let mut slot: FxHashMap<(ServerName, Bytes), usize> = FxHashMap::default();
         // Actions of one region mostly come one after another (the mutator sends region
-        // queues): the previous action's location and slot are tried first, by pointer.
+        // queues): the previous action's location and slot are tried first, by pointer (the
+        // same location is the same server and region).
         let mut last: Option<(Location, usize)> = None;
         for &idx in &self.pending {
             let hint = hints.as_ref().and_then(|h| h[idx].clone());
@@ -300,13 +303,14 @@ impl<'a> Batch<'a> {
                 }
             }
             let regions = by_server.entry(loc.server.clone()).or_default();
-            let at = match slot.get(&loc.region.name) {
+            let key = (loc.server.clone(), loc.region.name.clone());
+            let at = match slot.get(&key) {
                 Some(&at) => {
                     regions[at].1.push(idx);
                     at
                 }
                 None => {
-                    slot.insert(loc.region.name.clone(), regions.len());
+                    slot.insert(key, regions.len());
                     regions.push((loc.clone(), vec![idx]));
                     regions.len() - 1
                 }

@@ -840,7 +840,17 @@ async fn dispatch(core: &Arc<Core>) {
                     // The region's queue from before it moved: it goes where the region is.
                     if let Some(l) = loc.as_ref().filter(|_| own && !key.is_empty()) {
                         if !is_at(&q.server, &l.server) {
-                            rehome(&mut st.servers, &key, q, l.server.address());
+                            // This lookup may predate a move that a request's end already
+                            // followed: go only where the cache says the region is now.
+                            let now = core
+                                .rt
+                                .locator
+                                .cache()
+                                .find(&core.table, entry.mutation.row())
+                                .filter(|now| now.region.name == key);
+                            if let Some(now) = now.filter(|now| !is_at(&q.server, &now.server)) {
+                                rehome(&mut st.servers, &key, q, now.server.address());
+                            }
                         }
                     }
                     q
