@@ -111,6 +111,10 @@ impl CellBlockReader {
     }
 
     /// Decodes the next cell; `Ok(None)` at the end of the block.
+    ///
+    /// Inlined into [`CellBlockReader::take`]: the cell is then built in place in the
+    /// vector instead of being moved out through a `Result<Option<Cell>>`.
+    #[inline]
     pub fn next_cell(&mut self) -> Result<Option<Cell>> {
         if self.block.is_empty() {
             return Ok(None);
