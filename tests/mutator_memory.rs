@@ -14,7 +14,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use bytes::Bytes;
 use hbase_client::{Client, ClientConfig, MutatorConfig, Put};
@@ -63,7 +62,7 @@ unsafe impl GlobalAlloc for LiveBytes {
 static HEAP: LiveBytes = LiveBytes;
 
 /// One test at a time: the counts are of the whole process.
-static SERIAL: Mutex<()> = Mutex::new(());
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const MIB: usize = 1024 * 1024;
 
@@ -115,7 +114,7 @@ async fn create(client: &Client, prefix: &str) -> hbase_client::TableName {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = SERIAL.lock().await;
     let client = connect(BUDGET).await;
     let name = create(&client, "mutator_memory").await;
     let (family, qualifier) = (Bytes::from_static(b"family"), Bytes::from_static(b"field0"));
@@ -203,7 +202,7 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_mutator_costs_under_a_kib() {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = SERIAL.lock().await;
     const MUTATORS: usize = 2_000;
     let client = connect(BUDGET).await;
     let name = create(&client, "idle_mutators").await;
