@@ -3,11 +3,30 @@
 //! allocation. The request is `ECHO_REQUEST` bytes (default 100, about a get's request) and the
 //! reply `ECHO_REPLY` bytes (default 1,200, about a 10 × 100 B row's response). Prints the
 //! round-trip percentiles in microseconds after `ECHO_WARMUP` round trips (default 2,000)
-//! over `ECHO_OPS` (default 20,000).
+//! over `ECHO_OPS` (default 20,000). With `ECHO_SERVER_CPU=N` the echo thread runs on CPU N
+//! only, so that a pinned run (client on one core, HBase on the other) measures the same
+//! cross-core round trip as the client's calls to HBase, not a same-core ping-pong.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Instant;
+
+/// Restricts the calling thread to CPU `cpu` (Linux `sched_setaffinity` on thread id 0, i.e.
+/// this thread only).
+fn pin_this_thread(cpu: usize) {
+    // SAFETY: `set` is a plain bitmask on the stack; the call only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        let rc = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        assert_eq!(
+            rc,
+            0,
+            "sched_setaffinity to CPU {cpu}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -27,7 +46,14 @@ fn main() {
     let (warmup, ops) = (env_or("ECHO_WARMUP", 2_000), env_or("ECHO_OPS", 20_000));
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().unwrap();
+    let server_cpu = std::env::var("ECHO_SERVER_CPU").ok().map(|v| {
+        v.parse::<usize>()
+            .expect("ECHO_SERVER_CPU must be a CPU number")
+    });
     let server = std::thread::spawn(move || {
+        if let Some(cpu) = server_cpu {
+            pin_this_thread(cpu);
+        }
         let (mut s, _) = listener.accept().expect("accept");
         s.set_nodelay(true).unwrap();
         let (mut inb, out) = (vec![0u8; req], vec![b'r'; rep]);
