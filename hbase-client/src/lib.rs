@@ -21,6 +21,7 @@ mod cell;
 mod client;
 mod error;
 mod multi;
+mod multi_request;
 mod mutator;
 mod ops;
 pub mod region;

@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::exceptions::{PauseClass, Retry};
 use crate::error::{Error, ErrorKind, Result};
+use crate::multi_request::MultiRequestWriter;
 use crate::ops::{region_specifier, result_from_proto, Action, ActionResult};
 use crate::region::{Location, ServerName, TableName};
 use crate::rpc::cellblock::CellBlockReader;
@@ -88,10 +89,11 @@ pub(crate) async fn run_each(
 /// One action's state across rounds.
 struct Tracked {
     nonce: Option<u64>,
-    /// The error of its last failed round.
-    last: Option<Error>,
+    /// The error of its last failed round (boxed, as the next field: an `Error` is large,
+    /// most actions never fail, and a batch holds one `Tracked` per action while in flight).
+    last: Option<Box<Error>>,
     /// A round that left this write unanswered: the server and the error.
-    unanswered: Option<(String, Error)>,
+    unanswered: Option<Box<(String, Error)>>,
 }
 
 struct Batch<'a> {
@@ -204,7 +206,7 @@ impl<'a> Batch<'a> {
                         if let Some((server, Delivery::Unknown)) = &delivery {
                             let t = &mut self.tracked[idx];
                             if self.actions[idx].is_write() && t.unanswered.is_none() {
-                                t.unanswered = Some((server.clone(), e.duplicate()));
+                                t.unanswered = Some(Box::new((server.clone(), e.duplicate())));
                             }
                         }
                         failed.push((idx, e));
@@ -224,7 +226,7 @@ impl<'a> Batch<'a> {
             if pacing.as_ref().is_none_or(|p| paces_harder(&e, p)) {
                 pacing = Some(e.duplicate());
             }
-            self.tracked[idx].last = Some(e);
+            self.tracked[idx].last = Some(Box::new(e));
             self.pending.push(idx);
         }
         // Failures arrive per server and per region; the next round sends them in the
@@ -280,9 +282,10 @@ impl<'a> Batch<'a> {
                 }
             };
             // A nonce is known only to the server that got it.
-            if let (Some(_), Some((at, e))) =
-                (self.tracked[idx].nonce, &self.tracked[idx].unanswered)
-            {
+            if let (Some(_), Some((at, e))) = (
+                self.tracked[idx].nonce,
+                self.tracked[idx].unanswered.as_deref(),
+            ) {
                 if *at != loc.server.address() {
                     failed.push((
                         idx,
@@ -428,32 +431,28 @@ impl<'a> Batch<'a> {
             .map(|&idx| self.actions[idx].cellblock_len())
             .sum();
         let mut cellblock = BytesMut::with_capacity(room);
-        let mut req = hbase_proto::MultiRequest {
-            region_action: Vec::with_capacity(batch.regions.len()),
-            ..Default::default()
-        };
+        // Encoded action by action: the request's prost structs would be held until the
+        // answer (see multi_request.rs).
+        let mut writer = MultiRequestWriter::default();
         let actions: usize = batch.regions.iter().map(|(_, idxs)| idxs.len()).sum();
         let mut order: Vec<usize> = Vec::with_capacity(actions);
         for (loc, idxs) in &batch.regions {
-            let mut ra = hbase_proto::RegionAction {
-                region: region_specifier(&loc.region.name),
-                action: Vec::with_capacity(idxs.len()),
-                ..Default::default()
-            };
+            writer.region(&region_specifier(&loc.region.name));
             for &idx in idxs {
                 let nonce = self.tracked[idx].nonce;
-                ra.action.push(self.actions[idx].to_proto(
+                writer.action(&self.actions[idx].to_proto(
                     order.len() as u32,
                     nonce,
                     &mut cellblock,
                 ));
                 order.push(idx);
             }
-            req.region_action.push(ra);
         }
-        if order.iter().any(|&i| self.tracked[i].nonce.is_some()) {
-            req.nonce_group = Some(self.rt.nonce_group);
-        }
+        let nonce_group = order
+            .iter()
+            .any(|&i| self.tracked[i].nonce.is_some())
+            .then_some(self.rt.nonce_group);
+        let req = writer.finish(nonce_group);
         let server = batch.server.address();
         let fail_all = |e: &Error, delivery: Delivery| {
             order
@@ -564,7 +563,7 @@ impl<'a> Batch<'a> {
             let e = match (end, last) {
                 (Error::RetriesExhausted { attempts, .. }, Some(last)) => Error::RetriesExhausted {
                     attempts: *attempts,
-                    last: Box::new(last),
+                    last,
                 },
                 (Error::Timeout { after, .. }, Some(last)) => Error::Timeout {
                     what: format!("batch on {} (last error: {last})", self.table),

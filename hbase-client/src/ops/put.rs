@@ -3,7 +3,7 @@
 use bytes::{Bytes, BytesMut};
 use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValue, MutationType};
 
-use super::{add_qualifier_value, mutation_proto};
+use super::{add_qualifier_value, mutation_proto, Mutation};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
 use crate::rpc::cellblock::{check_cell_limits, check_cell_size, encode_cell, encoded_len};
@@ -135,14 +135,28 @@ impl Put {
         Ok(())
     }
 
-    /// Approximate memory held by this put, for write-buffer accounting.
+    /// Memory this put holds while buffered, for write-buffer accounting: the put itself
+    /// and a buffer entry's bookkeeping, its row (and the shared header a clone of it
+    /// allocates), its cell list's capacity, and every cell's family, qualifier and value.
+    /// Measured against the heap of a buffered YCSB-style put (tests/mutator_memory.rs), it
+    /// is an upper bound: the budget's bytes are bytes the process holds, not a fraction.
     pub fn heap_size(&self) -> usize {
-        let cells: usize = self
+        /// A buffer entry's fields besides the mutation (mutator.rs `Entry`).
+        const ENTRY: usize = 40;
+        /// The header `Bytes` allocates when a row copied from a `Vec` is first cloned.
+        const SHARED: usize = 32;
+        const CELL: usize = std::mem::size_of::<(Bytes, Bytes, Option<u64>, Bytes)>();
+        let data: usize = self
             .cells
             .iter()
-            .map(|(f, q, _, v)| 48 + f.len() + q.len() + v.len())
+            .map(|(f, q, _, v)| f.len() + q.len() + v.len())
             .sum();
-        64 + self.row.len() + cells
+        ENTRY
+            + std::mem::size_of::<Mutation>()
+            + self.row.len()
+            + SHARED
+            + self.cells.capacity() * CELL
+            + data
     }
 
     /// Bytes [`to_cellblock_proto`](Self::to_cellblock_proto) appends to the cell block

@@ -1,0 +1,255 @@
+//! What the buffered write path holds in memory, measured: this test binary counts the bytes
+//! its heap holds (a counting global allocator, as tests/scan_memory.rs does for scans), so
+//! the cost of a buffered mutation and of an idle mutator are numbers, not arguments.
+//!
+//! - A mutator writing YCSB-shaped puts (a 23-byte row, one 100-byte value) as fast as it can
+//!   under the client's write budget: the heap's peak above the start stays within a small
+//!   multiple of the budget (the mutations, their encoded requests in flight, the maps).
+//! - A buffered put costs about what [`Put::heap_size`] says (the budget counts that).
+//! - An idle mutator (one write, flushed) costs under 1 KiB, so 10,000 per-thread mutators
+//!   cost under 10 MB.
+//!
+//! The tests of this binary run one at a time (a lock), so no other test's allocations mix
+//! into a count.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use hbase_client::{Client, ClientConfig, MutatorConfig, Put};
+
+/// Counts the bytes live on the heap and their high-water mark since the last reset.
+struct LiveBytes;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for LiveBytes {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            grew(new_size);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static HEAP: LiveBytes = LiveBytes;
+
+/// One test at a time: the counts are of the whole process.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const MIB: usize = 1024 * 1024;
+
+/// The client's write budget in the first test: YCSB's default `writebufferlimit`.
+const BUDGET: usize = 8 * MIB;
+
+fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// A put shaped as YCSB's workload A update: row `user` + 19 digits, one 100-byte value in
+/// `family:field0` (the family and qualifier shared, the value the put's own).
+fn ycsb_put(i: u64, family: &Bytes, qualifier: &Bytes) -> Put {
+    let row = Bytes::copy_from_slice(
+        format!(
+            "user{:019}",
+            i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 10_000_000_000_000_000_000
+        )
+        .as_bytes(),
+    );
+    let mut value = vec![0u8; 100];
+    let mut x = i | 1;
+    for b in value.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = b' ' + (x % 94) as u8;
+    }
+    Put::with_capacity(row, 1).add(family.clone(), qualifier.clone(), value)
+}
+
+async fn connect(limit: usize) -> Client {
+    let config = ClientConfig::builder(hbase_it::zk())
+        .write_buffer_limit(limit)
+        .build()
+        .unwrap();
+    Client::connect(config).await.unwrap()
+}
+
+async fn create(client: &Client, prefix: &str) -> hbase_client::TableName {
+    let name = hbase_it::unique_table(prefix);
+    let desc = hbase_client::TableDescriptor::new(name.clone())
+        .family(hbase_client::ColumnFamily::new("family"));
+    // Split like YCSB's usertable (rows user0..user9), over every server.
+    let splits: Vec<Bytes> = (1..10).map(|d| Bytes::from(format!("user{d}"))).collect();
+    client.admin().create_table(&desc, &splits).await.unwrap();
+    name
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
+    let _one = SERIAL.lock().await;
+    let client = connect(BUDGET).await;
+    let name = create(&client, "mutator_memory").await;
+    let (family, qualifier) = (Bytes::from_static(b"family"), Bytes::from_static(b"field0"));
+    // Connections and the region cache exist before the count starts.
+    let warm = client
+        .buffered_mutator(&name.to_string(), MutatorConfig::default())
+        .unwrap();
+    for i in 0..100 {
+        warm.mutate(ycsb_put(1_000_000 + i, &family, &qualifier))
+            .await
+            .unwrap();
+    }
+    warm.close().await.unwrap();
+    drop(warm);
+
+    // YCSB's per-thread buffer (12 MiB) is larger than the budget, as in its default run.
+    let mutator = client
+        .buffered_mutator(
+            &name.to_string(),
+            MutatorConfig::default().write_buffer_size(12 * MIB),
+        )
+        .unwrap();
+    let base = live();
+    PEAK.store(base, Ordering::Relaxed);
+
+    // Buffered only: the budget is not reached, nothing is sent.
+    let (mut counted, mut written) = (0usize, 0u64);
+    while counted < BUDGET * 3 / 4 {
+        let put = ycsb_put(written, &family, &qualifier);
+        counted += put.heap_size();
+        mutator.mutate(put).await.unwrap();
+        written += 1;
+    }
+    assert_eq!(mutator.unanswered_mutations(), 0, "nothing was cut yet");
+    let buffered = live() - base;
+    let per_put = buffered as f64 / written as f64;
+    let counted_per_put = counted as f64 / written as f64;
+    println!(
+        "{written} buffered puts: {per_put:.0} live heap bytes each, heap_size() {counted_per_put:.0} ({:.2}x)",
+        per_put / counted_per_put
+    );
+
+    // At the budget: the mutator cuts, sends and waits for answers, again and again.
+    let total = written + 3 * written;
+    while written < total {
+        mutator
+            .mutate(ycsb_put(written, &family, &qualifier))
+            .await
+            .unwrap();
+        written += 1;
+    }
+    mutator.flush().await.unwrap();
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let after = live().saturating_sub(base);
+    println!(
+        "{written} puts through an {} MiB budget: heap peak {:.1} MiB above the start ({:.2}x the budget), {:.1} KiB held after the flush",
+        BUDGET / MIB,
+        peak as f64 / MIB as f64,
+        peak as f64 / BUDGET as f64,
+        after as f64 / 1024.0
+    );
+    mutator.close().await.unwrap();
+    drop(mutator);
+
+    let rows = client
+        .table(&name.to_string())
+        .unwrap()
+        .scan(hbase_client::Scan::new())
+        .collect_all()
+        .await
+        .unwrap();
+    hbase_it::drop_table(&client, &name).await;
+    assert_eq!(rows.len() as u64, written + 100);
+
+    // heap_size() is what the budget counts: the process holds no more than that.
+    assert!(
+        per_put <= counted_per_put,
+        "a buffered put holds {per_put:.0} bytes, its heap_size() says {counted_per_put:.0}"
+    );
+    assert!(
+        peak <= 4 * BUDGET,
+        "the heap peaked {peak} bytes above the start with a {BUDGET}-byte budget"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_mutator_costs_under_a_kib() {
+    let _one = SERIAL.lock().await;
+    const MUTATORS: usize = 2_000;
+    let client = connect(BUDGET).await;
+    let name = create(&client, "idle_mutators").await;
+    let (family, qualifier) = (Bytes::from_static(b"family"), Bytes::from_static(b"field0"));
+    let warm = client
+        .buffered_mutator(&name.to_string(), MutatorConfig::default())
+        .unwrap();
+    for i in 0..100 {
+        warm.mutate(ycsb_put(1_000_000 + i, &family, &qualifier))
+            .await
+            .unwrap();
+    }
+    warm.close().await.unwrap();
+    drop(warm);
+
+    let base = live();
+    let mut mutators = Vec::with_capacity(MUTATORS);
+    let handles = live() - base;
+    for i in 0..MUTATORS {
+        let m = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(12 * MIB),
+            )
+            .unwrap();
+        m.mutate(ycsb_put(i as u64, &family, &qualifier))
+            .await
+            .unwrap();
+        m.flush().await.unwrap();
+        mutators.push(m);
+    }
+    // Let the dispatchers go back to sleep (each is woken by its request's end).
+    tokio::task::yield_now().await;
+    let per = (live() - base - handles) as f64 / MUTATORS as f64;
+    println!("{MUTATORS} idle mutators (one write each, flushed): {per:.0} live heap bytes each");
+    for m in &mutators {
+        m.close().await.unwrap();
+    }
+    drop(mutators);
+    let rows = client
+        .table(&name.to_string())
+        .unwrap()
+        .scan(hbase_client::Scan::new())
+        .collect_all()
+        .await
+        .unwrap();
+    hbase_it::drop_table(&client, &name).await;
+    assert_eq!(rows.len(), MUTATORS + 100);
+    assert!(per <= 1024.0, "an idle mutator holds {per:.0} bytes");
+}
