@@ -28,11 +28,11 @@ use crate::Error;
 /// Default `writebuffersize`: 12 MiB, as YCSB's binding.
 pub const DEFAULT_WRITE_BUFFER: i64 = 12 * 1024 * 1024;
 /// Default `writebufferlimit`: the total of all threads' write buffers (buffered and in
-/// flight) one client may hold: 8 MiB, not the client library's 256 MiB. Resident memory
-/// grows by about 5-6 bytes per counted byte (the mutations' objects, the encoded requests of
-/// in-flight batches, the allocator), so 256 MiB cost 1.34 GB at 10,000 threads; 8 MiB keeps a
-/// 10,000-thread load under 200 MB and is already about 150 rows per thread's batch at 32
-/// threads (measured no slower than 256 MiB there).
+/// flight) one client may hold: 8 MiB, not the client library's 256 MiB. The heap peaks at
+/// about 4 bytes per counted byte while writes flow (the mutations, the encoded requests in
+/// flight, the connection's buffers; tests/mutator_memory.rs), and a 256 MiB bound once cost
+/// 1.34 GB at 10,000 threads; 8 MiB keeps a 10,000-thread run under 200 MB and is already about
+/// 100 rows per thread's batch at 32 threads (measured no slower than 256 MiB there).
 pub const DEFAULT_WRITE_BUFFER_LIMIT: i64 = 8 * 1024 * 1024;
 /// The column family used when `columnfamily` is not set (the one YCSB's HBase README creates).
 pub const DEFAULT_COLUMN_FAMILY: &str = "family";
