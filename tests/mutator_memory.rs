@@ -194,8 +194,12 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
         per_put <= counted_per_put,
         "a buffered put holds {per_put:.0} bytes, its heap_size() says {counted_per_put:.0}"
     );
+    // The peak depends on timing (how much of the budget is in flight at once, each sent put
+    // also held as its encoded request and its connection outbox copy, the outbox growing by
+    // doubling): 3.7x-4.2x the budget in runs of this test. 6x still fails the old path
+    // (8.9x: whole prost requests held until answered, a second dispatch queue).
     assert!(
-        peak <= 4 * BUDGET,
+        peak <= 6 * BUDGET,
         "the heap peaked {peak} bytes above the start with a {BUDGET}-byte budget"
     );
 }
