@@ -1,6 +1,6 @@
 //! What the buffered write path holds in memory, measured: this test binary counts the bytes
-//! its heap holds (a counting global allocator, as tests/scan_memory.rs does for scans), so
-//! the cost of a buffered mutation and of an idle mutator are numbers, not arguments.
+//! its heap holds (the counting allocator of tests/support/live_heap.rs), so the cost of a
+//! buffered mutation and of an idle mutator are numbers, not arguments.
 //!
 //! - A mutator writing YCSB-shaped puts (a 23-byte row, one 100-byte value) as fast as it can
 //!   under the client's write budget: the heap's peak above the start stays within a small
@@ -12,54 +12,12 @@
 //! The tests of this binary run one at a time (a lock), so no other test's allocations mix
 //! into a count.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use bytes::Bytes;
-use hbase_client::{Client, ClientConfig, MutatorConfig, Put};
-
-/// Counts the bytes live on the heap and their high-water mark since the last reset.
-struct LiveBytes;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for LiveBytes {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            grew(new_size);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
+use hbase_client::{BufferedMutator, Client, ClientConfig, MutatorConfig, Put, TableName};
+use hbase_it::live_heap;
 
 #[global_allocator]
-static HEAP: LiveBytes = LiveBytes;
+static HEAP: live_heap::LiveBytes = live_heap::LiveBytes;
 
 /// One test at a time: the counts are of the whole process.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -68,10 +26,6 @@ const MIB: usize = 1024 * 1024;
 
 /// The client's write budget in the first test: YCSB's default `writebufferlimit`.
 const BUDGET: usize = 8 * MIB;
-
-fn live() -> usize {
-    LIVE.load(Ordering::Relaxed)
-}
 
 /// A put shaped as YCSB's workload A update: row `user` + 19 digits, one 100-byte value in
 /// `family:field0` (the family and qualifier shared, the value the put's own).
@@ -102,7 +56,7 @@ async fn connect(limit: usize) -> Client {
     Client::connect(config).await.unwrap()
 }
 
-async fn create(client: &Client, prefix: &str) -> hbase_client::TableName {
+async fn create(client: &Client, prefix: &str) -> TableName {
     let name = hbase_it::unique_table(prefix);
     let desc = hbase_client::TableDescriptor::new(name.clone())
         .family(hbase_client::ColumnFamily::new("family"));
@@ -112,23 +66,31 @@ async fn create(client: &Client, prefix: &str) -> hbase_client::TableName {
     name
 }
 
+/// Rows the warm-up writes (outside every count).
+const WARM_UP_ROWS: usize = 100;
+
+/// Writes [`WARM_UP_ROWS`] rows through a mutator closed at once, so that the connections and
+/// the region cache exist before a count starts.
+async fn warm_up(client: &Client, name: &TableName) {
+    let (family, qualifier) = (Bytes::from_static(b"family"), Bytes::from_static(b"field0"));
+    let warm: BufferedMutator = client
+        .buffered_mutator(&name.to_string(), MutatorConfig::default())
+        .unwrap();
+    for i in 0..WARM_UP_ROWS as u64 {
+        warm.mutate(ycsb_put(1_000_000 + i, &family, &qualifier))
+            .await
+            .unwrap();
+    }
+    warm.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
     let _one = SERIAL.lock().await;
     let client = connect(BUDGET).await;
     let name = create(&client, "mutator_memory").await;
     let (family, qualifier) = (Bytes::from_static(b"family"), Bytes::from_static(b"field0"));
-    // Connections and the region cache exist before the count starts.
-    let warm = client
-        .buffered_mutator(&name.to_string(), MutatorConfig::default())
-        .unwrap();
-    for i in 0..100 {
-        warm.mutate(ycsb_put(1_000_000 + i, &family, &qualifier))
-            .await
-            .unwrap();
-    }
-    warm.close().await.unwrap();
-    drop(warm);
+    warm_up(&client, &name).await;
 
     // YCSB's per-thread buffer (12 MiB) is larger than the budget, as in its default run.
     let mutator = client
@@ -137,8 +99,7 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
             MutatorConfig::default().write_buffer_size(12 * MIB),
         )
         .unwrap();
-    let base = live();
-    PEAK.store(base, Ordering::Relaxed);
+    let base = live_heap::start();
 
     // Buffered only: the budget is not reached, nothing is sent.
     let (mut counted, mut written) = (0usize, 0u64);
@@ -149,7 +110,7 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
         written += 1;
     }
     assert_eq!(mutator.unanswered_mutations(), 0, "nothing was cut yet");
-    let buffered = live() - base;
+    let buffered = live_heap::live() - base;
     let per_put = buffered as f64 / written as f64;
     let counted_per_put = counted as f64 / written as f64;
     println!(
@@ -167,8 +128,8 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
         written += 1;
     }
     mutator.flush().await.unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
-    let after = live().saturating_sub(base);
+    let peak = live_heap::peak_above(base);
+    let after = live_heap::live().saturating_sub(base);
     println!(
         "{written} puts through an {} MiB budget: heap peak {:.1} MiB above the start ({:.2}x the budget), {:.1} KiB held after the flush",
         BUDGET / MIB,
@@ -179,15 +140,9 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
     mutator.close().await.unwrap();
     drop(mutator);
 
-    let rows = client
-        .table(&name.to_string())
-        .unwrap()
-        .scan(hbase_client::Scan::new())
-        .collect_all()
-        .await
-        .unwrap();
+    let rows = hbase_it::count_rows(&client, &name).await;
     hbase_it::drop_table(&client, &name).await;
-    assert_eq!(rows.len() as u64, written + 100);
+    assert_eq!(rows, written as usize + WARM_UP_ROWS);
 
     // heap_size() is what the budget counts: the process holds no more than that.
     assert!(
@@ -211,20 +166,11 @@ async fn an_idle_mutator_costs_under_a_kib() {
     let client = connect(BUDGET).await;
     let name = create(&client, "idle_mutators").await;
     let (family, qualifier) = (Bytes::from_static(b"family"), Bytes::from_static(b"field0"));
-    let warm = client
-        .buffered_mutator(&name.to_string(), MutatorConfig::default())
-        .unwrap();
-    for i in 0..100 {
-        warm.mutate(ycsb_put(1_000_000 + i, &family, &qualifier))
-            .await
-            .unwrap();
-    }
-    warm.close().await.unwrap();
-    drop(warm);
+    warm_up(&client, &name).await;
 
-    let base = live();
+    let base = live_heap::live();
     let mut mutators = Vec::with_capacity(MUTATORS);
-    let handles = live() - base;
+    let handles = live_heap::live() - base;
     for i in 0..MUTATORS {
         let m = client
             .buffered_mutator(
@@ -240,20 +186,14 @@ async fn an_idle_mutator_costs_under_a_kib() {
     }
     // Let the dispatchers go back to sleep (each is woken by its request's end).
     tokio::task::yield_now().await;
-    let per = (live() - base - handles) as f64 / MUTATORS as f64;
+    let per = (live_heap::live() - base - handles) as f64 / MUTATORS as f64;
     println!("{MUTATORS} idle mutators (one write each, flushed): {per:.0} live heap bytes each");
     for m in &mutators {
         m.close().await.unwrap();
     }
     drop(mutators);
-    let rows = client
-        .table(&name.to_string())
-        .unwrap()
-        .scan(hbase_client::Scan::new())
-        .collect_all()
-        .await
-        .unwrap();
+    let rows = hbase_it::count_rows(&client, &name).await;
     hbase_it::drop_table(&client, &name).await;
-    assert_eq!(rows.len(), MUTATORS + 100);
+    assert_eq!(rows, MUTATORS + WARM_UP_ROWS);
     assert!(per <= 1024.0, "an idle mutator holds {per:.0} bytes");
 }

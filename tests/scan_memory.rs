@@ -4,57 +4,16 @@
 //! MB (the piece being read, the responses in flight); without it the whole row is held, which
 //! shows the count sees what the client keeps.
 //!
-//! The only test in its binary, so no other test's allocations mix into the count.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+//! The only test in its binary, so no other test's allocations mix into the count (the
+//! allocator: tests/support/live_heap.rs).
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use hbase_client::{Put, Scan};
-
-/// Counts the bytes live on the heap and their high-water mark since the last reset.
-struct LiveBytes;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for LiveBytes {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            grew(new_size);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
+use hbase_it::live_heap;
 
 #[global_allocator]
-static HEAP: LiveBytes = LiveBytes;
+static HEAP: live_heap::LiveBytes = live_heap::LiveBytes;
 
 const MIB: usize = 1024 * 1024;
 const CELLS: usize = 100;
@@ -67,8 +26,7 @@ fn fill(i: usize) -> u8 {
 /// Scans the table, checking every cell of the huge row as it comes and dropping it; returns
 /// the heap's peak above what it held when the scan began, and the cells seen.
 async fn scan_peak(table: &hbase_client::Table, scan: Scan) -> (usize, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = live_heap::start();
     let mut stream = table.scan(scan);
     let mut seen = 0usize;
     while let Some(r) = stream.next().await {
@@ -82,7 +40,7 @@ async fn scan_peak(table: &hbase_client::Table, scan: Scan) -> (usize, usize) {
         }
     }
     drop(stream);
-    (PEAK.load(Ordering::Relaxed).saturating_sub(base), seen)
+    (live_heap::peak_above(base), seen)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -258,6 +258,14 @@ struct PendingRow {
 }
 
 impl State {
+    /// Nothing is buffered or waiting to be placed. Only an idle mutator frees its emptied
+    /// maps (see [`shed_empty`]): a busy writer's maps empty between two of its batches while
+    /// it fills the next buffer, and freeing them then made each batch grow them again from
+    /// nothing.
+    fn idle(&self) -> bool {
+        self.buffer.is_empty() && self.queue.is_empty()
+    }
+
     fn unanswered_before(&self, cut: u64) -> bool {
         self.open_cuts.keys().next().is_some_and(|&c| c <= cut)
     }
@@ -399,8 +407,9 @@ impl Core {
                     }
                     if p.placed == 0 {
                         st.rows.remove(&entry.row);
-                        // An idle mutator keeps no table.
-                        shed_empty(&mut st.rows);
+                        if st.idle() {
+                            shed_empty(&mut st.rows);
+                        }
                     }
                 }
             }
@@ -1099,15 +1108,16 @@ impl Core {
             }
         }
         forget_if_idle(servers, server);
-        shed_empty(regions);
-        shed_empty(servers);
+        if st.idle() {
+            shed_empty(&mut st.regions);
+            shed_empty(&mut st.servers);
+        }
     }
 }
 
-/// Frees an emptied map's table. With one mutator per thread and thousands of threads, the
-/// tables of idle mutators' emptied maps were most of what each idle mutator held (measured
-/// in tests/mutator_memory.rs); a busy mutator's maps rarely empty, and when they do, the
-/// next write allocates a small table again.
+/// Frees an emptied map's table (when the mutator is [idle](State::idle)). With one mutator
+/// per thread and thousands of threads, the tables of idle mutators' emptied maps were most of
+/// what each idle mutator held (measured in tests/mutator_memory.rs).
 fn shed_empty<K, V>(map: &mut FxHashMap<K, V>) {
     if map.is_empty() && map.capacity() > 0 {
         *map = FxHashMap::default();

@@ -16,6 +16,7 @@
 //! [`TABLE_PREFIX`], and leave the balancer switch as they found it.
 
 pub mod browser;
+pub mod live_heap;
 pub mod processes;
 pub mod proxy;
 pub mod relay;
@@ -383,6 +384,18 @@ pub async fn create_table(client: &Client, name: &TableName, splits: &[&str]) {
         .create_table(&desc, &keys)
         .await
         .expect("create table");
+}
+
+/// The rows of `name`, counted by a full scan.
+pub async fn count_rows(client: &Client, name: &TableName) -> usize {
+    client
+        .table(&name.to_string())
+        .expect("table handle")
+        .scan(hbase_client::Scan::new())
+        .collect_all()
+        .await
+        .expect("scan")
+        .len()
 }
 
 /// Disables and deletes `name`.
