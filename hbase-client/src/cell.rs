@@ -327,6 +327,13 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_is_one_buffer_and_its_offsets() {
+        // One `Bytes` (4 words), three offsets, the timestamp and the type: 72 bytes on 64-bit
+        // targets, where four `Bytes` fields alone took 128.
+        assert!(std::mem::size_of::<Cell>() <= 72);
+    }
+
+    #[test]
     fn new_takes_parts_longer_than_the_keyvalue_length_bytes() {
         let row = vec![7u8; 70_000];
         let family = vec![8u8; 300];
