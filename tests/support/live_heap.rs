@@ -3,7 +3,7 @@
 //!
 //! Each test binary that measures declares its own allocator (Rust allows one per binary):
 //!
-//! ```ignore
+//! ```text
 //! #[global_allocator]
 //! static HEAP: hbase_it::live_heap::LiveBytes = hbase_it::live_heap::LiveBytes;
 //! ```
