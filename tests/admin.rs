@@ -94,7 +94,7 @@ async fn presplit_ycsb_table_has_50_regions_on_all_servers() {
         let row = format!("user{}", i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 1);
         let got = table.get(Get::new(row.clone())).await.unwrap().unwrap();
         assert_eq!(
-            &got.value(b"family", b"field0").unwrap()[..],
+            got.value(b"family", b"field0").unwrap(),
             format!("v{i}").as_bytes()
         );
     }
@@ -391,8 +391,7 @@ impl Load {
                         ops.fetch_add(1, Ordering::Relaxed);
                         match table.get(Get::new(key.clone())).await {
                             Ok(Some(row))
-                                if row.value(b"cf", b"q").map(|v| &v[..])
-                                    == Some(load_value(t, i).as_bytes()) => {}
+                                if row.value(b"cf", b"q") == Some(load_value(t, i).as_bytes()) => {}
                             Ok(other) => fail(format!("get {key}: wrong result {other:?}")),
                             Err(e) => fail(format!("get {key}: {e} (kind {:?})", e.kind())),
                         }
@@ -462,8 +461,7 @@ async fn verify_all(client: &Client, name: &TableName, written: &[u64]) {
                 let key = load_key(t as u32, i);
                 match table.get(Get::new(key.clone())).await {
                     Ok(Some(row))
-                        if row.value(b"cf", b"q").map(|v| &v[..])
-                            == Some(load_value(t as u32, i).as_bytes()) => {}
+                        if row.value(b"cf", b"q") == Some(load_value(t as u32, i).as_bytes()) => {}
                     other => bad.push(format!("{key}: {other:?}")),
                 }
             }

@@ -195,7 +195,7 @@ async fn oversized_keys_values_and_empty_puts_fail_before_sending() {
     let row = t.get(Get::new(max.clone())).await.unwrap().unwrap();
     assert_eq!(row.row, max);
     let row = t.get(Get::new("near")).await.unwrap().unwrap();
-    assert_eq!(row.value(b"cf", b"q"), Some(&near));
+    assert_eq!(row.value(b"cf", b"q"), Some(&near[..]));
     hbase_it::drop_table(&client, &name).await;
 }
 
@@ -302,7 +302,7 @@ async fn disabled_table_gives_a_typed_error_not_a_hang() {
 
     client.admin().enable_table(&name).await.unwrap();
     let row = t.get(Get::new("a")).await.unwrap().unwrap();
-    assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
+    assert_eq!(row.value(b"cf", b"q").unwrap(), b"v");
     hbase_it::drop_table(&client, &name).await;
 }
 

@@ -34,9 +34,9 @@ fn cells(row: &RowResult) -> Vec<(String, u64, String)> {
         .iter()
         .map(|c| {
             (
-                String::from_utf8_lossy(&c.qualifier).into_owned(),
-                c.timestamp,
-                String::from_utf8_lossy(&c.value).into_owned(),
+                String::from_utf8_lossy(c.qualifier()).into_owned(),
+                c.timestamp(),
+                String::from_utf8_lossy(c.value()).into_owned(),
             )
         })
         .collect()
@@ -141,7 +141,7 @@ async fn every_mutation_kind_and_read_option() {
             .increment(Increment::new("n").add("b", "c", -10).add("a", "d", 1))
             .await
             .unwrap();
-        assert_eq!(&row.value(b"b", b"c").unwrap()[..], &(-3i64).to_be_bytes());
+        assert_eq!(row.value(b"b", b"c").unwrap(), &(-3i64).to_be_bytes());
         t.append(Append::new("n").add("b", "s", "ab"))
             .await
             .unwrap();
@@ -149,7 +149,7 @@ async fn every_mutation_kind_and_read_option() {
             .append(Append::new("n").add("b", "s", "cd"))
             .await
             .unwrap();
-        assert_eq!(&row.value(b"b", b"s").unwrap()[..], b"abcd");
+        assert_eq!(row.value(b"b", b"s").unwrap(), b"abcd");
 
         // Check-and-mutate.
         let cas = |check: CheckAndMutate, v: &str| {
@@ -327,7 +327,7 @@ async fn batches_and_buffered_writes() {
         for (i, outcome) in outcomes.into_iter().enumerate() {
             match (i % 3, outcome.unwrap()) {
                 (0, ActionResult::Row(Some(r))) => {
-                    assert_eq!(r.value(b"cf", b"q"), Some(&r.row));
+                    assert_eq!(r.value(b"cf", b"q"), Some(&r.row[..]));
                 }
                 (1 | 2, ActionResult::Done) => {}
                 (k, other) => panic!("action {i} (kind {k}): {other:?}"),
@@ -344,7 +344,7 @@ async fn batches_and_buffered_writes() {
             match i % 3 {
                 0 => assert!(row.is_some(), "row {i} was only read"),
                 1 => assert!(row.is_none(), "row {i} was deleted"),
-                _ => assert_eq!(&row.unwrap().value(b"cf", b"q").unwrap()[..], b"new"),
+                _ => assert_eq!(row.unwrap().value(b"cf", b"q").unwrap(), b"new"),
             }
         }
         hbase_it::drop_table(&client, &name).await;
@@ -433,7 +433,7 @@ async fn admin_namespaces_create_split_move() {
                 .unwrap()
                 .unwrap()
                 .value(b"cf", b"q"),
-            Some(&b("m-row"))
+            Some(&b("m-row")[..])
         );
 
         hbase_it::drop_table(&client, &name).await;
@@ -559,7 +559,7 @@ async fn address_map_is_what_reaches_the_servers() {
             eprintln!("servers registered as {hosts:?}, no address map: {e}");
         }
         let row = t.get(Get::new("row")).await.unwrap().unwrap();
-        assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
+        assert_eq!(row.value(b"cf", b"q").unwrap(), b"v");
         hbase_it::drop_table(&client, &name).await;
     })
     .await;

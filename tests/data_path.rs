@@ -38,21 +38,21 @@ async fn single_row_operations() {
     .unwrap();
     let row = t.get(Get::new("r1")).await.unwrap().unwrap();
     assert_eq!(row.cells.len(), 2, "one version per column by default");
-    assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v300");
-    assert_eq!(&row.value(b"cf2", b"x").unwrap()[..], b"x1");
+    assert_eq!(row.value(b"cf", b"q").unwrap(), b"v300");
+    assert_eq!(row.value(b"cf2", b"x").unwrap(), b"x1");
     let versions = t
         .get(Get::new("r1").column("cf", "q").max_versions(3))
         .await
         .unwrap()
         .unwrap();
-    let ts: Vec<u64> = versions.cells.iter().map(|c| c.timestamp).collect();
+    let ts: Vec<u64> = versions.cells.iter().map(|c| c.timestamp()).collect();
     assert_eq!(ts, vec![300, 200, 100]);
     let ranged = t
         .get(Get::new("r1").column("cf", "q").time_range(150, 250))
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(&ranged.value(b"cf", b"q").unwrap()[..], b"v200");
+    assert_eq!(ranged.value(b"cf", b"q").unwrap(), b"v200");
     let fam = t.get(Get::new("r1").family("cf2")).await.unwrap().unwrap();
     assert_eq!(fam.cells.len(), 1);
     let filtered = t
@@ -74,12 +74,12 @@ async fn single_row_operations() {
         .await
         .unwrap();
     assert_eq!(
-        &t.get(Get::new("r1").column("cf", "q"))
+        t.get(Get::new("r1").column("cf", "q"))
             .await
             .unwrap()
             .unwrap()
             .value(b"cf", b"q")
-            .unwrap()[..],
+            .unwrap(),
         b"v200"
     );
     t.delete(Delete::new("r1").column("cf", "q")).await.unwrap();
@@ -92,7 +92,7 @@ async fn single_row_operations() {
     t.delete(Delete::new("r1").family("cf2")).await.unwrap();
     let left = t.get(Get::new("r1")).await.unwrap().unwrap();
     assert_eq!(left.cells.len(), 1);
-    assert_eq!(&left.cells[0].qualifier[..], b"other");
+    assert_eq!(left.cells[0].qualifier(), b"other");
     t.delete(Delete::new("r1")).await.unwrap();
     assert!(t.get(Get::new("r1")).await.unwrap().is_none());
 
@@ -103,18 +103,18 @@ async fn single_row_operations() {
         .increment(Increment::new("n").add("cf", "c", 10).add("cf2", "d", 1))
         .await
         .unwrap();
-    assert_eq!(&both.value(b"cf", b"c").unwrap()[..], &13i64.to_be_bytes());
-    assert_eq!(&both.value(b"cf2", b"d").unwrap()[..], &1i64.to_be_bytes());
+    assert_eq!(both.value(b"cf", b"c").unwrap(), &13i64.to_be_bytes());
+    assert_eq!(both.value(b"cf2", b"d").unwrap(), &1i64.to_be_bytes());
     let app = t
         .append(Append::new("z").add("cf", "s", "ab"))
         .await
         .unwrap();
-    assert_eq!(&app.value(b"cf", b"s").unwrap()[..], b"ab");
+    assert_eq!(app.value(b"cf", b"s").unwrap(), b"ab");
     let app = t
         .append(Append::new("z").add("cf", "s", "cd"))
         .await
         .unwrap();
-    assert_eq!(&app.value(b"cf", b"s").unwrap()[..], b"abcd");
+    assert_eq!(app.value(b"cf", b"s").unwrap(), b"abcd");
 
     // Check-and-mutate: absent, equal (pass and fail), then a conditional delete.
     let put = |v: &'static str| Put::new("c").add("cf", "state", v);
@@ -151,7 +151,7 @@ async fn single_row_operations() {
         .await
         .unwrap());
     let now = t.get(Get::new("c")).await.unwrap().unwrap();
-    assert_eq!(&now.value(b"cf", b"state").unwrap()[..], b"published");
+    assert_eq!(now.value(b"cf", b"state").unwrap(), b"published");
     assert!(t
         .check_and_mutate(
             CheckAndMutate::new("c", "cf", "state")
@@ -249,12 +249,12 @@ async fn batch_of_10000_mixed_actions_is_one_multi_per_server() {
     }
     // Effects are visible.
     assert_eq!(
-        &t.get(Get::new(key(3)))
+        t.get(Get::new(key(3)))
             .await
             .unwrap()
             .unwrap()
             .value(b"cf", b"q")
-            .unwrap()[..],
+            .unwrap(),
         b"new3"
     );
     assert!(t.get(Get::new(key(2))).await.unwrap().is_none());
@@ -366,7 +366,7 @@ async fn flush_racing_64_writers_loses_nothing() {
             task.parse::<u32>().unwrap(),
             i.parse::<u32>().unwrap()
         );
-        assert_eq!(&row.value(b"cf", b"q").unwrap()[..], expect.as_bytes());
+        assert_eq!(row.value(b"cf", b"q").unwrap(), expect.as_bytes());
     }
     hbase_it::drop_table(&client, &name).await;
 }

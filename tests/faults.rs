@@ -395,7 +395,7 @@ async fn corrupt_or_truncated_frames_drop_only_their_connection() {
                 .await
                 .unwrap()
                 .unwrap();
-            assert_eq!(row.value(b"cf", b"q"), Some(&value_for(&victim_row)));
+            assert_eq!(row.value(b"cf", b"q"), Some(&value_for(&victim_row)[..]));
             let reconnects = u64::from(breaks_framing);
             assert_eq!(
                 ctl.accepted(),
@@ -425,7 +425,7 @@ async fn corrupt_or_truncated_frames_drop_only_their_connection() {
         for i in 0..30 {
             let row = &rows[i % rows.len()];
             let r = rt.get(Get::new(row.clone())).await.unwrap().unwrap();
-            assert_eq!(r.value(b"cf", b"q"), Some(&value_for(row)));
+            assert_eq!(r.value(b"cf", b"q"), Some(&value_for(row)[..]));
             if i == 10 {
                 ctl.truncate_next(1);
             }
@@ -473,7 +473,7 @@ async fn overload_backs_off_and_bounds_the_retry_storm() {
         let after = client.stats();
         let [calls, retries, errors, relocations, _] = delta(&before, &after, &server);
         eprintln!("CallQueueTooBig ×3: {took:?}, calls {calls}, retries {retries}, errors {errors}, relocations {relocations}");
-        assert_eq!(row.value(b"cf", b"q"), Some(&value_for("o1")));
+        assert_eq!(row.value(b"cf", b"q"), Some(&value_for("o1")[..]));
         assert_eq!((calls, retries, errors, relocations), (4, 3, 3, 0));
         assert!(took >= overloaded_pause * 6, "no overloaded backoff: {took:?}");
         assert_eq!(after.meta_lookups, before.meta_lookups, "cache dropped");
@@ -923,7 +923,7 @@ async fn slow_scan_consumer_outlives_the_scanner_lease() {
             let mut got = Vec::new();
             while let Some(row) = stream.next().await {
                 let row = row.unwrap_or_else(|e| panic!("scan failed after {} rows: {e}", got.len()));
-                assert_eq!(row.value(b"cf", b"q"), Some(&value_for(std::str::from_utf8(&row.row).unwrap())));
+                assert_eq!(row.value(b"cf", b"q"), Some(&value_for(std::str::from_utf8(&row.row).unwrap())[..]));
                 got.push(String::from_utf8(row.row.to_vec()).unwrap());
                 if got.len() == 20 {
                     tokio::time::sleep(DEDICATED_LEASE * 5 / 2).await;

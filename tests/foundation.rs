@@ -46,7 +46,7 @@ async fn presplit_table_put_get_delete_across_region_servers() {
             .unwrap_or_else(|| panic!("row {i} missing"));
         assert_eq!(row.row, key(i));
         assert_eq!(row.value(b"cf", b"q").unwrap(), &value(i));
-        assert_eq!(&row.value(b"cf", b"n").unwrap()[..], &i.to_be_bytes());
+        assert_eq!(row.value(b"cf", b"n").unwrap(), &i.to_be_bytes());
         assert_eq!(row.cells.len(), 2);
     }
     // Delete every tenth row: 100 rows, spread over all regions.

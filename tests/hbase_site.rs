@@ -18,7 +18,7 @@ async fn connects_with_the_local_clusters_hbase_site() {
     let t = client.table(&name.to_string()).unwrap();
     t.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
     let row = t.get(Get::new("r")).await.unwrap().unwrap();
-    assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
+    assert_eq!(row.value(b"cf", b"q").unwrap(), b"v");
 
     // The file itself works too, and the properties of -p style overrides apply on top.
     let mut site = HbaseSite::load(conf.join("hbase-site.xml")).unwrap();

@@ -471,11 +471,11 @@ impl Query {
             for c in &r.cells {
                 out.push(format!(
                     " cell {} {} {} {} {}",
-                    x(&c.family),
-                    x(&c.qualifier),
-                    c.timestamp,
-                    type_name(c.cell_type),
-                    repr(&c.value)
+                    x(c.family()),
+                    x(c.qualifier()),
+                    c.timestamp(),
+                    type_name(c.cell_type()),
+                    repr(c.value())
                 ));
             }
         }

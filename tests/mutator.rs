@@ -249,7 +249,7 @@ async fn thousand_puts_to_one_row_under_resets_end_with_the_last() {
             .unwrap()
             .expect("row");
         match closed {
-            Ok(()) => assert_eq!(&got.value(b"cf", b"q").unwrap()[..], b"v0999"),
+            Ok(()) => assert_eq!(got.value(b"cf", b"q").unwrap(), b"v0999"),
             // A failed last write may not be reported as applied; then an earlier value is fine
             // only if the failure said so.
             Err(e) => panic!("writes failed under resets: {e}"),
@@ -477,7 +477,7 @@ async fn mixed_batch_results_come_in_caller_order() {
                 (0, Ok(ActionResult::Row(Some(row)))) => {
                     assert_eq!(
                         row.value(b"cf", b"q").unwrap(),
-                        &format!("old{i}")[..],
+                        format!("old{i}").as_bytes(),
                         "{k}"
                     )
                 }

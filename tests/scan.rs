@@ -114,7 +114,7 @@ async fn partial_rows_are_stitched_and_filters_apply() {
         assert_eq!(row.row, key(300 + n));
         assert_eq!(row.cells.len(), 3, "row {n} not stitched");
         assert_eq!(
-            &row.value(b"cf", b"a").unwrap()[..],
+            row.value(b"cf", b"a").unwrap(),
             format!("a{}", 300 + n).as_bytes()
         );
         assert_eq!(row.value(b"cf", b"wide").unwrap().len(), 300);
@@ -171,7 +171,7 @@ async fn partial_rows_are_stitched_and_filters_apply() {
         .unwrap();
     assert!(key_only
         .iter()
-        .all(|r| r.cells.iter().all(|c| c.value.is_empty())));
+        .all(|r| r.cells.iter().all(|c| c.value().is_empty())));
     let cols = table
         .scan(
             Scan::new()
@@ -183,7 +183,7 @@ async fn partial_rows_are_stitched_and_filters_apply() {
         .unwrap();
     assert!(cols
         .iter()
-        .all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"wide"));
+        .all(|r| r.cells.len() == 1 && r.cells[0].qualifier() == b"wide"));
     let range = table
         .scan(Scan::new().stop_row(key(5)).filter(Filter::ColumnRange {
             min: Some("a".into()),
@@ -222,7 +222,7 @@ async fn partial_rows_are_stitched_and_filters_apply() {
     let qrows = table.scan(q).collect_all().await.unwrap();
     assert!(qrows
         .iter()
-        .all(|r| r.cells.len() == 1 && &r.cells[0].qualifier[..] == b"b"));
+        .all(|r| r.cells.len() == 1 && r.cells[0].qualifier() == b"b"));
     let page = rows(
         &table,
         Scan::new().stop_row(key(150)).filter(Filter::Page(10)),

@@ -33,9 +33,9 @@ async fn scan_peak(table: &hbase_client::Table, scan: Scan) -> (usize, usize) {
         let r = r.expect("scan");
         assert_eq!(&r.row[..], b"huge");
         for c in &r.cells {
-            assert_eq!(c.qualifier, format!("c{seen:03}"));
-            assert_eq!(c.value.len(), MIB, "cell {seen}");
-            assert!(c.value.iter().all(|&b| b == fill(seen)), "cell {seen}");
+            assert_eq!(c.qualifier_bytes(), format!("c{seen:03}"));
+            assert_eq!(c.value().len(), MIB, "cell {seen}");
+            assert!(c.value().iter().all(|&b| b == fill(seen)), "cell {seen}");
             seen += 1;
         }
     }

@@ -20,7 +20,7 @@ async fn results(table: &hbase_client::Table, scan: Scan) -> Vec<RowResult> {
 fn qualifiers(r: &RowResult) -> Vec<String> {
     r.cells
         .iter()
-        .map(|c| String::from_utf8_lossy(&c.qualifier).into_owned())
+        .map(|c| String::from_utf8_lossy(c.qualifier()).into_owned())
         .collect()
 }
 
@@ -128,7 +128,7 @@ async fn a_100_mb_row_comes_in_pieces_with_allow_partial_results() {
     let mut rows = Vec::new();
     while let Some(r) = stream.next().await {
         let r = r.unwrap();
-        let bytes: usize = r.cells.iter().map(|c| c.value.len()).sum();
+        let bytes: usize = r.cells.iter().map(|c| c.value().len()).sum();
         largest = largest.max(bytes);
         if &r.row[..] == b"huge" {
             pieces += 1;
@@ -150,8 +150,8 @@ async fn a_100_mb_row_comes_in_pieces_with_allow_partial_results() {
     assert_eq!(rows, ["huge", "next"]);
     assert_eq!(cells.len(), CELLS);
     for (i, c) in cells.iter().enumerate() {
-        assert_eq!(c.qualifier, format!("c{i:03}"));
-        assert_eq!(c.value, huge_value(i), "cell {i}");
+        assert_eq!(c.qualifier_bytes(), format!("c{i:03}"));
+        assert_eq!(c.value_bytes(), huge_value(i), "cell {i}");
     }
     assert!(pieces >= CELLS / 2, "{pieces} pieces");
     assert!(largest <= 2 * MIB, "largest result {largest} bytes");
@@ -204,10 +204,10 @@ async fn raw_scan_sees_delete_markers_and_deleted_versions() {
         .iter()
         .map(|c| {
             (
-                String::from_utf8_lossy(&c.qualifier).into_owned(),
-                c.timestamp,
-                c.cell_type,
-                String::from_utf8_lossy(&c.value).into_owned(),
+                String::from_utf8_lossy(c.qualifier()).into_owned(),
+                c.timestamp(),
+                c.cell_type(),
+                String::from_utf8_lossy(c.value()).into_owned(),
             )
         })
         .collect();
@@ -334,7 +334,7 @@ async fn timeline_reads_and_read_types_reach_the_server() {
         .await
         .unwrap()
         .expect("the row");
-    assert_eq!(row.value(b"cf", b"q").unwrap(), "v1");
+    assert_eq!(row.value(b"cf", b"q").unwrap(), b"v1");
     assert!(!row.is_stale());
 
     for (read_type, code) in [(ReadType::Pread, 2), (ReadType::Stream, 1)] {
@@ -460,7 +460,7 @@ async fn gets_past_the_response_limit_are_retried_in_order() {
         match r.unwrap_or_else(|e| panic!("get {i}: {e}")) {
             ActionResult::Row(Some(row)) => {
                 assert_eq!(row.row, format!("g{i:03}"));
-                assert_eq!(row.value(b"cf", b"q"), Some(&value(i)), "row {i}");
+                assert_eq!(row.value(b"cf", b"q"), Some(&value(i)[..]), "row {i}");
             }
             other => panic!("get {i}: {other:?}"),
         }

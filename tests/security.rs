@@ -48,7 +48,7 @@ async fn round_trip(client: &Client, prefix: &str) {
     let t = client.table(&name.to_string()).unwrap();
     t.put(Put::new("row").add("cf", "q", "v")).await.unwrap();
     let row = t.get(Get::new("row")).await.unwrap().expect("row");
-    assert_eq!(&row.value(b"cf", b"q").unwrap()[..], b"v");
+    assert_eq!(row.value(b"cf", b"q").unwrap(), b"v");
     hbase_it::drop_table(client, &name).await;
 }
 
@@ -130,7 +130,7 @@ async fn data_path(client: &Client, prefix: &str, marker: &str) {
             .unwrap()
             .expect("big row");
         assert!(
-            row.value(b"cf", b"q").unwrap() == &big(i),
+            row.value(b"cf", b"q").unwrap() == big(i),
             "big{i} read back"
         );
     }

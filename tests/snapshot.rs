@@ -20,7 +20,7 @@ async fn contents(table: &Table) -> Vec<(Bytes, Bytes)> {
     let mut out = Vec::new();
     while let Some(r) = stream.next().await {
         let r = r.expect("scan");
-        let v = r.value(b"cf", b"q").expect("cf:q").clone();
+        let v = r.value_bytes(b"cf", b"q").expect("cf:q");
         out.push((r.row, v));
     }
     out

@@ -86,9 +86,9 @@ async fn check_every_cell(client: &hbase_client::Client, table: &str) -> u64 {
         let key = String::from_utf8(row.row.to_vec()).unwrap();
         assert_eq!(row.cells.len(), 10, "{key}");
         for c in &row.cells {
-            let field = String::from_utf8(c.qualifier.to_vec()).unwrap();
+            let field = String::from_utf8(c.qualifier().to_vec()).unwrap();
             assert_eq!(
-                &c.value[..],
+                c.value(),
                 deterministic_value(&key, &field, 100).as_bytes(),
                 "{table} {key} {field}"
             );

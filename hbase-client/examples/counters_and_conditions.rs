@@ -64,9 +64,9 @@ async fn main() -> Result<(), common::Error> {
     for cell in &row.cells {
         println!(
             "  {}:{} = {:?}",
-            String::from_utf8_lossy(&cell.family),
-            String::from_utf8_lossy(&cell.qualifier),
-            cell.value
+            String::from_utf8_lossy(cell.family()),
+            String::from_utf8_lossy(cell.qualifier()),
+            cell.value_bytes()
         );
     }
     common::drop_table(&admin, &name).await?;

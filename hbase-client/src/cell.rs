@@ -1,6 +1,8 @@
 //! Cells: the unit of data HBase stores, one (row, family, qualifier, timestamp, type) → value.
 
-use bytes::Bytes;
+use std::fmt;
+
+use bytes::{BufMut, Bytes, BytesMut};
 
 /// The kind of a cell, as HBase encodes it in the last byte of a KeyValue key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,36 +47,384 @@ impl CellType {
     }
 }
 
-/// One HBase cell. All byte fields are cheap `Bytes` slices, usually into the response buffer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One HBase cell: row, family, qualifier, timestamp and type, and the value.
+///
+/// A cell holds a single [`Bytes`] buffer in HBase's KeyValue layout (the key, then the
+/// value) plus the offsets of its parts. A decoded cell's buffer is a slice of the response,
+/// so decoding costs one reference count per cell and no copies. The `&[u8]` accessors
+/// ([`row`](Cell::row), [`value`](Cell::value), ...) borrow from it; the `*_bytes`
+/// accessors ([`value_bytes`](Cell::value_bytes), ...) return owned zero-copy slices of it.
+///
+/// Equality and `Debug` are by the parts (row, family, qualifier, timestamp, type, value),
+/// never by how the buffer was laid out.
+#[derive(Clone)]
 pub struct Cell {
-    /// Row key.
-    pub row: Bytes,
-    /// Column family.
-    pub family: Bytes,
-    /// Column qualifier.
-    pub qualifier: Bytes,
-    /// Version timestamp in milliseconds since the epoch.
-    pub timestamp: u64,
-    /// Put or one of the delete markers.
-    pub cell_type: CellType,
-    /// The value.
-    pub value: Bytes,
+    /// `row_len:u16 | row | fam_len:u8 | family | qualifier | timestamp:u64 | type:u8 | value`.
+    /// The two length bytes are never read back: the offsets below say where the parts are
+    /// (a cell built by [`Cell::new`] may have a row or family too long for them).
+    buf: Bytes,
+    /// End of the row, which starts at 2. Invariant: `2 <= row_end`, `row_end + 1 <= qual_start`.
+    row_end: usize,
+    /// Start of the qualifier (= end of the family, which starts at `row_end + 1`).
+    /// Invariant: `qual_start + 9 <= key_len`.
+    qual_start: usize,
+    /// Length of the key (the qualifier ends 9 bytes before it); the value is the rest.
+    /// Invariant: `key_len <= buf.len()`.
+    key_len: usize,
+    timestamp: u64,
+    cell_type: CellType,
 }
 
+/// Bytes of a KeyValue key besides row, family and qualifier: row length, family length,
+/// timestamp, type.
+pub(crate) const KEY_INFRASTRUCTURE: usize = 2 + 1 + 8 + 1;
+
 impl Cell {
+    /// A cell from its parts, copied into one buffer (one allocation). For cells built in
+    /// code, and for cells a server sent inside a protobuf message rather than a cell block.
+    ///
+    /// ```
+    /// use hbase_client::{Cell, CellType};
+    ///
+    /// let cell = Cell::new(b"row1", b"cf", b"q", 42, CellType::Put, b"v");
+    /// assert_eq!(cell.row(), b"row1");
+    /// assert_eq!(cell.family(), b"cf");
+    /// assert_eq!(cell.qualifier(), b"q");
+    /// assert_eq!(cell.timestamp(), 42);
+    /// assert_eq!(cell.cell_type(), CellType::Put);
+    /// assert_eq!(cell.value(), b"v");
+    /// ```
+    pub fn new(
+        row: impl AsRef<[u8]>,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: u64,
+        cell_type: CellType,
+        value: impl AsRef<[u8]>,
+    ) -> Cell {
+        let (row, family, qualifier, value) = (
+            row.as_ref(),
+            family.as_ref(),
+            qualifier.as_ref(),
+            value.as_ref(),
+        );
+        let key_len = KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len();
+        let mut buf = BytesMut::with_capacity(key_len + value.len());
+        // The length bytes are as in a KeyValue when the parts fit them (truncated otherwise:
+        // they are never read back).
+        put_key_value(
+            &mut buf, row, family, qualifier, timestamp, cell_type, value,
+        );
+        let row_end = 2 + row.len();
+        Cell {
+            buf: buf.freeze(),
+            row_end,
+            qual_start: row_end + 1 + family.len(),
+            key_len,
+            timestamp,
+            cell_type,
+        }
+    }
+
+    /// A cell over `buf`, one KeyValue's key (`key_len` bytes) followed by its value, as a
+    /// cell block carries it. Checks that the key's own lengths fit inside it, so that no
+    /// accessor can go out of bounds; the error says what is wrong.
+    #[inline]
+    pub(crate) fn from_key_value(buf: Bytes, key_len: usize) -> Result<Cell, &'static str> {
+        if key_len < KEY_INFRASTRUCTURE {
+            return Err("key too short");
+        }
+        if key_len > buf.len() {
+            return Err("key runs past the cell");
+        }
+        let row_end = 2 + u16::from_be_bytes([buf[0], buf[1]]) as usize;
+        if row_end + 1 > key_len {
+            return Err("row length past key");
+        }
+        let qual_start = row_end + 1 + buf[row_end] as usize;
+        let ts_start = key_len - 9;
+        if qual_start > ts_start {
+            return Err("family length past key");
+        }
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&buf[ts_start..key_len - 1]);
+        let cell_type = CellType::from_code(buf[key_len - 1]);
+        Ok(Cell {
+            buf,
+            row_end,
+            qual_start,
+            key_len,
+            timestamp: u64::from_be_bytes(ts),
+            cell_type,
+        })
+    }
+
+    /// Row key.
+    #[inline]
+    pub fn row(&self) -> &[u8] {
+        &self.buf[2..self.row_end]
+    }
+
+    /// Column family.
+    #[inline]
+    pub fn family(&self) -> &[u8] {
+        &self.buf[self.row_end + 1..self.qual_start]
+    }
+
+    /// Column qualifier.
+    #[inline]
+    pub fn qualifier(&self) -> &[u8] {
+        &self.buf[self.qual_start..self.key_len - 9]
+    }
+
+    /// The value.
+    #[inline]
+    pub fn value(&self) -> &[u8] {
+        &self.buf[self.key_len..]
+    }
+
+    /// Version timestamp in milliseconds since the epoch.
+    #[inline]
+    pub fn timestamp(&self) -> u64 {
+        self.timestamp
+    }
+
+    /// Put or one of the delete markers.
+    #[inline]
+    pub fn cell_type(&self) -> CellType {
+        self.cell_type
+    }
+
+    /// The row key as an owned slice of the cell's buffer (no copy).
+    pub fn row_bytes(&self) -> Bytes {
+        self.buf.slice(2..self.row_end)
+    }
+
+    /// The column family as an owned slice of the cell's buffer (no copy).
+    pub fn family_bytes(&self) -> Bytes {
+        self.buf.slice(self.row_end + 1..self.qual_start)
+    }
+
+    /// The column qualifier as an owned slice of the cell's buffer (no copy).
+    pub fn qualifier_bytes(&self) -> Bytes {
+        self.buf.slice(self.qual_start..self.key_len - 9)
+    }
+
+    /// The value as an owned slice of the cell's buffer (no copy).
+    pub fn value_bytes(&self) -> Bytes {
+        self.buf.slice(self.key_len..)
+    }
+
+    /// The cell's size in a KeyValue cell block: total length, key length and value length
+    /// (4 bytes each), then the key and the value, which are the cell's buffer.
+    pub(crate) fn encoded_len(&self) -> usize {
+        12 + self.buf.len()
+    }
+
     /// The order of cells in a region, HBase's cell comparator on the key: row, family and
     /// qualifier ascending (as bytes), then timestamp descending (newest first), then type
     /// byte descending (a delete marker before the put it covers). The value plays no part.
     pub(crate) fn key_order(&self, other: &Cell) -> std::cmp::Ordering {
-        self.row
-            .cmp(&other.row)
-            .then_with(|| self.family.cmp(&other.family))
-            .then_with(|| self.qualifier.cmp(&other.qualifier))
+        self.row()
+            .cmp(other.row())
+            .then_with(|| self.family().cmp(other.family()))
+            .then_with(|| self.qualifier().cmp(other.qualifier()))
             .then_with(|| other.timestamp.cmp(&self.timestamp))
             .then_with(|| other.cell_type.code().cmp(&self.cell_type.code()))
     }
 }
 
+impl PartialEq for Cell {
+    fn eq(&self, other: &Cell) -> bool {
+        self.timestamp == other.timestamp
+            && self.cell_type == other.cell_type
+            && self.row() == other.row()
+            && self.family() == other.family()
+            && self.qualifier() == other.qualifier()
+            && self.value() == other.value()
+    }
+}
+
+impl Eq for Cell {}
+
+impl fmt::Debug for Cell {
+    // As the derived `Debug` of the parts as `Bytes` (b"..." strings).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cell")
+            .field("row", &self.row_bytes())
+            .field("family", &self.family_bytes())
+            .field("qualifier", &self.qualifier_bytes())
+            .field("timestamp", &self.timestamp)
+            .field("cell_type", &self.cell_type)
+            .field("value", &self.value_bytes())
+            .finish()
+    }
+}
+
+/// Appends a KeyValue's key and value (no length header):
+/// `u16 row_len | row | u8 fam_len | family | qualifier | u64 timestamp | u8 type | value`.
+/// The lengths are truncated to their widths; callers that send the bytes check them first.
+#[inline]
+pub(crate) fn put_key_value(
+    buf: &mut BytesMut,
+    row: &[u8],
+    family: &[u8],
+    qualifier: &[u8],
+    timestamp: u64,
+    cell_type: CellType,
+    value: &[u8],
+) {
+    buf.put_u16(row.len() as u16);
+    buf.put_slice(row);
+    buf.put_u8(family.len() as u8);
+    buf.put_slice(family);
+    buf.put_slice(qualifier);
+    buf.put_u64(timestamp);
+    buf.put_u8(cell_type.code());
+    buf.put_slice(value);
+}
+
 /// `i64::MAX`: HBase's "latest timestamp", which the server replaces with its own clock.
 pub const LATEST_TIMESTAMP: u64 = i64::MAX as u64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(c: &Cell) -> (Vec<u8>, Vec<u8>, Vec<u8>, u64, CellType, Vec<u8>) {
+        (
+            c.row().to_vec(),
+            c.family().to_vec(),
+            c.qualifier().to_vec(),
+            c.timestamp(),
+            c.cell_type(),
+            c.value().to_vec(),
+        )
+    }
+
+    #[test]
+    fn new_packs_a_keyvalue_and_gives_the_parts_back() {
+        let c = Cell::new(b"r1", b"cf", b"q", 7, CellType::Put, b"val");
+        // The buffer is the cell-block encoding without its 12 bytes of lengths.
+        let mut block = BytesMut::new();
+        crate::rpc::cellblock::encode_cell(
+            &mut block,
+            b"r1",
+            b"cf",
+            b"q",
+            7,
+            CellType::Put,
+            b"val",
+        );
+        assert_eq!(&c.buf[..], &block[12..]);
+        let back = Cell::from_key_value(c.buf.clone(), c.key_len).unwrap();
+        assert_eq!(parts(&back), parts(&c));
+        assert_eq!(back, c);
+        assert_eq!(&c.row_bytes()[..], b"r1");
+        assert_eq!(&c.family_bytes()[..], b"cf");
+        assert_eq!(&c.qualifier_bytes()[..], b"q");
+        assert_eq!(&c.value_bytes()[..], b"val");
+    }
+
+    #[test]
+    fn a_cell_is_one_buffer_and_its_offsets() {
+        // One `Bytes` (4 words), three offsets, the timestamp and the type: 72 bytes on 64-bit
+        // targets, where four `Bytes` fields alone took 128.
+        assert!(std::mem::size_of::<Cell>() <= 72);
+    }
+
+    #[test]
+    fn new_takes_parts_longer_than_the_keyvalue_length_bytes() {
+        let row = vec![7u8; 70_000];
+        let family = vec![8u8; 300];
+        let c = Cell::new(&row, &family, b"", 1, CellType::Delete, b"");
+        assert_eq!(c.row(), &row[..]);
+        assert_eq!(c.family(), &family[..]);
+        assert!(c.qualifier().is_empty() && c.value().is_empty());
+        assert_eq!(c.cell_type(), CellType::Delete);
+    }
+
+    #[test]
+    fn empty_parts() {
+        let c = Cell::new(b"", b"", b"", 0, CellType::Other(0), b"");
+        assert!(c.row().is_empty() && c.family().is_empty());
+        assert!(c.qualifier().is_empty() && c.value().is_empty());
+        assert!(c.row_bytes().is_empty() && c.value_bytes().is_empty());
+    }
+
+    #[test]
+    fn equality_and_debug_are_by_the_parts() {
+        let a = Cell::new(b"r", b"f", b"q", 5, CellType::Put, b"v\n");
+        // The same parts in a bigger buffer, at other offsets.
+        let mut big = BytesMut::new();
+        big.put_slice(b"junk");
+        big.put_slice(&a.buf);
+        let b = Cell::from_key_value(big.freeze().slice(4..), a.key_len).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, Cell::new(b"r", b"f", b"q", 5, CellType::Put, b"w"));
+        assert_ne!(a, Cell::new(b"r", b"f", b"q", 6, CellType::Put, b"v\n"));
+        assert_ne!(a, Cell::new(b"rf", b"", b"q", 5, CellType::Put, b"v\n"));
+        assert_eq!(
+            format!("{a:?}"),
+            "Cell { row: b\"r\", family: b\"f\", qualifier: b\"q\", timestamp: 5, \
+             cell_type: Put, value: b\"v\\n\" }"
+        );
+    }
+
+    #[test]
+    fn key_order_is_hbases() {
+        let c = |row: &[u8], q: &[u8], ts, t| Cell::new(row, b"f", q, ts, t, b"");
+        let mut cells = [
+            c(b"b", b"q", 1, CellType::Put),
+            c(b"a", b"r", 1, CellType::Put),
+            c(b"a", b"q", 1, CellType::Put),
+            c(b"a", b"q", 2, CellType::Put),
+            c(b"a", b"q", 1, CellType::DeleteColumn),
+        ];
+        cells.sort_by(|x, y| x.key_order(y));
+        let got: Vec<_> = cells
+            .iter()
+            .map(|x| (x.row(), x.qualifier(), x.timestamp(), x.cell_type()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (&b"a"[..], &b"q"[..], 2, CellType::Put),
+                (b"a", b"q", 1, CellType::DeleteColumn),
+                (b"a", b"q", 1, CellType::Put),
+                (b"a", b"r", 1, CellType::Put),
+                (b"b", b"q", 1, CellType::Put),
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn from_key_value_never_panics_and_accessors_stay_in_bounds(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            key_len in 0usize..80,
+        ) {
+            if let Ok(c) = Cell::from_key_value(Bytes::from(data), key_len) {
+                let _ = (c.row(), c.family(), c.qualifier(), c.value(), format!("{c:?}"));
+                let _ = (c.row_bytes(), c.family_bytes(), c.qualifier_bytes(), c.value_bytes());
+            }
+        }
+
+        #[test]
+        fn new_round_trips_any_parts(
+            row in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            family in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            qualifier in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            value in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            ts in proptest::prelude::any::<u64>(),
+            code in proptest::prelude::any::<u8>(),
+        ) {
+            let t = CellType::from_code(code);
+            let c = Cell::new(&row, &family, &qualifier, ts, t, &value);
+            proptest::prop_assert_eq!(
+                parts(&c),
+                (row, family, qualifier, ts, t, value)
+            );
+        }
+    }
+}

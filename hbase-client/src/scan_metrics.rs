@@ -117,12 +117,9 @@ impl ScanMetrics {
     }
 }
 
-/// A cell's size in KeyValue encoding: total length, key length and value length (4 bytes
-/// each), the key (row length 2, row, family length 1, family, qualifier, timestamp 8, type
-/// 1), the value.
+/// A cell's size in KeyValue encoding (as the server counts a result's bytes).
 fn encoded_size(c: &Cell) -> u64 {
-    let key = 2 + c.row.len() + 1 + c.family.len() + c.qualifier.len() + 8 + 1;
-    (12 + key + c.value.len()) as u64
+    c.encoded_len() as u64
 }
 
 /// Whether `host` is another machine than this one, by host name as Java decides it.
@@ -141,27 +138,19 @@ fn is_remote(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
     #[test]
     fn cell_bytes_are_the_keyvalue_encoding() {
-        let cell = Cell {
-            row: Bytes::from_static(b"row1"),
-            family: Bytes::from_static(b"cf"),
-            qualifier: Bytes::from_static(b"q"),
-            timestamp: 1,
-            cell_type: crate::CellType::Put,
-            value: Bytes::from_static(b"value"),
-        };
+        let cell = Cell::new(b"row1", b"cf", b"q", 1, crate::CellType::Put, b"value");
         let mut block = bytes::BytesMut::new();
         crate::rpc::cellblock::encode_cell(
             &mut block,
-            &cell.row,
-            &cell.family,
-            &cell.qualifier,
+            cell.row(),
+            cell.family(),
+            cell.qualifier(),
             1,
             crate::CellType::Put,
-            &cell.value,
+            cell.value(),
         );
         assert_eq!(encoded_size(&cell), block.len() as u64);
     }

@@ -118,7 +118,7 @@ fn decode_all(block: Bytes) -> Result<Vec<hbase_client::Cell>, hbase_client::Err
     for _ in 0..=total / 12 {
         match reader.next_cell()? {
             Some(c) => {
-                let size = c.row.len() + c.family.len() + c.qualifier.len() + c.value.len();
+                let size = c.row().len() + c.family().len() + c.qualifier().len() + c.value().len();
                 assert!(size <= total, "cell parts larger than the block");
                 cells.push(c);
             }
@@ -168,12 +168,12 @@ proptest! {
         let decoded = decode_all(block).unwrap();
         prop_assert_eq!(decoded.len(), cells.len());
         for (d, c) in decoded.iter().zip(&cells) {
-            prop_assert_eq!(&d.row[..], &c.row[..]);
-            prop_assert_eq!(&d.family[..], &c.family[..]);
-            prop_assert_eq!(&d.qualifier[..], &c.qualifier[..]);
-            prop_assert_eq!(d.timestamp, c.timestamp);
-            prop_assert_eq!(d.cell_type.code(), c.code);
-            prop_assert_eq!(&d.value[..], &c.value[..]);
+            prop_assert_eq!(d.row(), &c.row[..]);
+            prop_assert_eq!(d.family(), &c.family[..]);
+            prop_assert_eq!(d.qualifier(), &c.qualifier[..]);
+            prop_assert_eq!(d.timestamp(), c.timestamp);
+            prop_assert_eq!(d.cell_type().code(), c.code);
+            prop_assert_eq!(d.value(), &c.value[..]);
         }
     }
 

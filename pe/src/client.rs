@@ -284,7 +284,7 @@ impl Worker {
             return;
         }
         if let Some(r) = row {
-            let size: usize = r.cells.iter().map(|c| c.value.len()).sum();
+            let size: usize = r.cells.iter().map(|c| c.value().len()).sum();
             self.value_sizes.update(size as i64);
         }
     }

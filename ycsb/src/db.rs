@@ -109,10 +109,10 @@ pub struct Field(Bytes);
 impl Field {
     /// The name of a column qualifier: its bytes shared when they are UTF-8, else the text
     /// with invalid sequences replaced (as `String::from_utf8_lossy`).
-    pub fn from_qualifier(bytes: &Bytes) -> Field {
-        match std::str::from_utf8(bytes) {
-            Ok(_) => Field(bytes.clone()),
-            Err(_) => Field::from(String::from_utf8_lossy(bytes).into_owned()),
+    pub fn from_qualifier(bytes: Bytes) -> Field {
+        match std::str::from_utf8(&bytes) {
+            Ok(_) => Field(bytes),
+            Err(_) => Field::from(String::from_utf8_lossy(&bytes).into_owned()),
         }
     }
 

@@ -371,7 +371,7 @@ impl HbaseDb {
         // The names share the response's bytes: no `String` per cell.
         row.cells
             .iter()
-            .map(|c| (Field::from_qualifier(&c.qualifier), c.value.clone()))
+            .map(|c| (Field::from_qualifier(c.qualifier_bytes()), c.value_bytes()))
             .collect()
     }
 

@@ -231,9 +231,9 @@ mod tests {
         let header = d.to_cellblock_proto(&mut block);
         assert_eq!(header.associated_cell_count, Some(1));
         let cells = CellBlockReader::new(block.freeze()).take(1).unwrap();
-        assert_eq!(cells[0].cell_type, CellType::DeleteFamilyVersion);
-        assert_eq!(cells[0].timestamp, 250);
-        assert!(cells[0].qualifier.is_empty());
+        assert_eq!(cells[0].cell_type(), CellType::DeleteFamilyVersion);
+        assert_eq!(cells[0].timestamp(), 250);
+        assert!(cells[0].qualifier().is_empty());
     }
 
     #[test]

@@ -22,11 +22,21 @@ pub struct RowResult {
 
 impl RowResult {
     /// The newest value of `family:qualifier`, if the row has it.
-    pub fn value(&self, family: &[u8], qualifier: &[u8]) -> Option<&Bytes> {
+    pub fn value(&self, family: &[u8], qualifier: &[u8]) -> Option<&[u8]> {
+        self.cell(family, qualifier).map(Cell::value)
+    }
+
+    /// The newest value of `family:qualifier` as an owned `Bytes` that shares the cell's
+    /// buffer (no copy).
+    pub fn value_bytes(&self, family: &[u8], qualifier: &[u8]) -> Option<Bytes> {
+        self.cell(family, qualifier).map(Cell::value_bytes)
+    }
+
+    /// The newest cell of `family:qualifier`, if the row has it.
+    pub fn cell(&self, family: &[u8], qualifier: &[u8]) -> Option<&Cell> {
         self.cells
             .iter()
-            .find(|c| &c.family[..] == family && &c.qualifier[..] == qualifier)
-            .map(|c| &c.value)
+            .find(|c| c.family() == family && c.qualifier() == qualifier)
     }
 
     /// True when the row has no cells.
@@ -50,7 +60,7 @@ impl RowResult {
     }
 
     pub(crate) fn from_cells(cells: Vec<Cell>) -> RowResult {
-        let row = cells.first().map(|c| c.row.clone()).unwrap_or_default();
+        let row = cells.first().map(Cell::row_bytes).unwrap_or_default();
         RowResult {
             row,
             cells,
@@ -69,14 +79,14 @@ impl RowResult {
 }
 
 fn cell_from_proto(c: hbase_proto::Cell) -> Cell {
-    Cell {
-        row: c.row.unwrap_or_default(),
-        family: c.family.unwrap_or_default(),
-        qualifier: c.qualifier.unwrap_or_default(),
-        timestamp: c.timestamp.unwrap_or(crate::cell::LATEST_TIMESTAMP),
-        cell_type: CellType::from_code(c.cell_type.unwrap_or(4) as u8),
-        value: c.value.unwrap_or_default(),
-    }
+    Cell::new(
+        c.row.as_deref().unwrap_or_default(),
+        c.family.as_deref().unwrap_or_default(),
+        c.qualifier.as_deref().unwrap_or_default(),
+        c.timestamp.unwrap_or(crate::cell::LATEST_TIMESTAMP),
+        CellType::from_code(c.cell_type.unwrap_or(4) as u8),
+        c.value.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Decodes one `Result`: its inline cells, then `associated_cell_count` cells from `block`.
@@ -152,8 +162,8 @@ mod tests {
         let rows = results_from_scan(&mut resp, block.freeze()).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(&rows[0].0.row[..], b"r1");
-        assert_eq!(&rows[0].0.value(b"f", b"b").unwrap()[..], b"2");
-        assert_eq!(&rows[1].0.value(b"f", b"a").unwrap()[..], b"3");
+        assert_eq!(rows[0].0.value(b"f", b"b").unwrap(), b"2");
+        assert_eq!(rows[1].0.value(b"f", b"a").unwrap(), b"3");
 
         let pb = hbase_proto::Result {
             cell: vec![hbase_proto::Cell {
@@ -172,7 +182,7 @@ mod tests {
             ..Default::default()
         };
         let rows = results_from_scan(&mut resp, Bytes::new()).unwrap();
-        assert_eq!(&rows[0].0.value(b"f", b"a").unwrap()[..], b"1");
-        assert_eq!(rows[0].0.cells[0].timestamp, 5);
+        assert_eq!(rows[0].0.value(b"f", b"a").unwrap(), b"1");
+        assert_eq!(rows[0].0.cells[0].timestamp(), 5);
     }
 }

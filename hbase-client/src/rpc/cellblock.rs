@@ -7,11 +7,8 @@
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
-use crate::cell::{Cell, CellType};
+use crate::cell::{put_key_value, Cell, CellType, KEY_INFRASTRUCTURE};
 use crate::error::{Error, Result};
-
-/// Bytes of key overhead besides row, family and qualifier: row len, fam len, ts, type.
-const KEY_INFRASTRUCTURE: usize = 2 + 1 + 8 + 1;
 
 /// Encoded size of one cell in a KeyValue cell block.
 pub fn encoded_len(row: &[u8], family: &[u8], qualifier: &[u8], value: &[u8]) -> usize {
@@ -35,14 +32,7 @@ pub fn encode_cell(
     buf.put_u32((8 + key_len + value.len()) as u32);
     buf.put_u32(key_len as u32);
     buf.put_u32(value.len() as u32);
-    buf.put_u16(row.len() as u16);
-    buf.put_slice(row);
-    buf.put_u8(family.len() as u8);
-    buf.put_slice(family);
-    buf.put_slice(qualifier);
-    buf.put_u64(timestamp);
-    buf.put_u8(cell_type.code());
-    buf.put_slice(value);
+    put_key_value(buf, row, family, qualifier, timestamp, cell_type, value);
 }
 
 /// Largest KeyValue (key + value + 8 bytes of lengths) a mutation may carry: HBase's
@@ -94,7 +84,7 @@ pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Reads cells one at a time from a cell block. Every cell's fields are slices of the block.
+/// Reads cells one at a time from a cell block. Every cell's buffer is a slice of the block.
 pub struct CellBlockReader {
     block: Bytes,
 }
@@ -136,36 +126,9 @@ impl CellBlockReader {
         if self.block.len() - 4 < total {
             return Err(bad("cell runs past the end of the block"));
         }
-        if key_len < KEY_INFRASTRUCTURE {
-            return Err(bad("key too short"));
-        }
-        // Offsets first, then one slice of the block per field: each slice is one reference
-        // count on the response buffer, with no intermediate slices for the cell or its key.
-        let key_start = 12;
-        let key_end = key_start + key_len;
-        let key = &self.block[key_start..key_end];
-        let row_len = (&key[0..2]).get_u16() as usize;
-        if 2 + row_len + 1 > key_len {
-            return Err(bad("row length past key"));
-        }
-        let fam_len = key[2 + row_len] as usize;
-        let fam_start = 2 + row_len + 1;
-        let qual_start = fam_start + fam_len;
-        let ts_start = key_len - 9;
-        if qual_start > ts_start {
-            return Err(bad("family length past key"));
-        }
-        let timestamp = (&key[ts_start..ts_start + 8]).get_u64();
-        let cell_type = CellType::from_code(key[key_len - 1]);
-        let at = |from: usize, to: usize| self.block.slice(key_start + from..key_start + to);
-        let cell = Cell {
-            row: at(2, 2 + row_len),
-            family: at(fam_start, qual_start),
-            qualifier: at(qual_start, ts_start),
-            timestamp,
-            cell_type,
-            value: self.block.slice(key_end..4 + total),
-        };
+        // One slice of the block per cell (one reference count on the response buffer): the
+        // key and the value; the cell checks the key's own lengths.
+        let cell = Cell::from_key_value(self.block.slice(12..4 + total), key_len).map_err(bad)?;
         self.block.advance(4 + total);
         Ok(Some(cell))
     }
@@ -223,17 +186,28 @@ mod tests {
         encode_cell(&mut buf, b"r2", b"f", b"", 9, CellType::DeleteFamily, b"");
         let mut reader = CellBlockReader::new(buf.freeze());
         let c1 = reader.next_cell().unwrap().unwrap();
-        assert_eq!(&c1.row[..], b"r1");
-        assert_eq!(&c1.family[..], b"cf");
-        assert_eq!(&c1.qualifier[..], b"q");
-        assert_eq!(c1.timestamp, 0x0102030405060708);
-        assert_eq!(c1.cell_type, CellType::Put);
-        assert_eq!(&c1.value[..], b"val");
+        assert_eq!(c1.row(), b"r1");
+        assert_eq!(c1.family(), b"cf");
+        assert_eq!(c1.qualifier(), b"q");
+        assert_eq!(c1.timestamp(), 0x0102030405060708);
+        assert_eq!(c1.cell_type(), CellType::Put);
+        assert_eq!(c1.value(), b"val");
+        assert_eq!(
+            c1,
+            Cell::new(
+                b"r1",
+                b"cf",
+                b"q",
+                0x0102030405060708,
+                CellType::Put,
+                b"val"
+            )
+        );
         let c2 = reader.next_cell().unwrap().unwrap();
-        assert_eq!(&c2.row[..], b"r2");
-        assert_eq!(&c2.family[..], b"f");
-        assert!(c2.qualifier.is_empty());
-        assert_eq!(c2.cell_type, CellType::DeleteFamily);
+        assert_eq!(c2.row(), b"r2");
+        assert_eq!(c2.family(), b"f");
+        assert!(c2.qualifier().is_empty());
+        assert_eq!(c2.cell_type(), CellType::DeleteFamily);
         assert!(reader.next_cell().unwrap().is_none());
     }
 

@@ -440,7 +440,7 @@ pub(crate) fn parse_meta_row(row: &RowResult) -> Result<Option<(RegionInfo, Opti
         let (host, port) = s.rsplit_once(':')?;
         let start_code = row
             .value(b"info", b"serverstartcode")
-            .and_then(|b| <[u8; 8]>::try_from(&b[..]).ok())
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
             .map(u64::from_be_bytes)
             .unwrap_or(0);
         Some(ServerName {

@@ -305,8 +305,8 @@ async fn read_all(
                                     .iter()
                                     .map(|c| {
                                         (
-                                            field_no(&String::from_utf8_lossy(&c.qualifier)),
-                                            value_hash(&c.value),
+                                            field_no(&String::from_utf8_lossy(c.qualifier())),
+                                            value_hash(c.value()),
                                         )
                                     })
                                     .collect()
