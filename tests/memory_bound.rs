@@ -66,7 +66,7 @@ async fn mutator_backpressure_bounds_memory_under_overload() {
     .await;
     if writing.is_err() {
         panic!(
-            "a mutate() waited over {HANG_SECS} s: {}",
+            "the writing ran {HANG_SECS} s past its {secs} s (a mutate() waited): {}",
             hang_report(&client, &mutator)
         );
     }

@@ -60,7 +60,7 @@ impl CellType {
 #[derive(Clone)]
 pub struct Cell {
     /// `row_len:u16 | row | fam_len:u8 | family | qualifier | timestamp:u64 | type:u8 | value`.
-    /// The two length bytes are never read back: the offsets below say where the parts are
+    /// The two length fields are never read back: the offsets below say where the parts are
     /// (a cell built by [`Cell::new`] may have a row or family too long for them).
     buf: Bytes,
     /// End of the row, which starts at 2. Invariant: `2 <= row_end`, `row_end + 1 <= qual_start`.

@@ -192,6 +192,8 @@ struct State {
     next_capacity: usize,
     /// Cut, not yet placed in a region's queue, in buffered order.
     queue: VecDeque<Entry>,
+    /// Taken from `queue` by a dispatch pass that is locating them (not placed yet).
+    locating: usize,
     /// Bytes cut and not yet answered (queued or in flight).
     cut_bytes: usize,
     /// Cuts made so far, and the unanswered mutations of each cut still open.
@@ -258,12 +260,12 @@ struct PendingRow {
 }
 
 impl State {
-    /// Nothing is buffered or waiting to be placed. Only an idle mutator frees its emptied
-    /// maps (see [`shed_empty`]): a busy writer's maps empty between two of its batches while
-    /// it fills the next buffer, and freeing them then made each batch grow them again from
-    /// nothing.
+    /// Nothing is buffered or waiting to be placed (queued, or being located). Only an idle
+    /// mutator frees its emptied maps (see [`shed_empty`]): a busy writer's maps empty between
+    /// two of its batches while it fills the next buffer, and freeing them then made each
+    /// batch grow them again from nothing.
     fn idle(&self) -> bool {
-        self.buffer.is_empty() && self.queue.is_empty()
+        self.buffer.is_empty() && self.queue.is_empty() && self.locating == 0
     }
 
     fn unanswered_before(&self, cut: u64) -> bool {
@@ -811,7 +813,11 @@ async fn dispatcher(guard: DispatcherGuard) {
 async fn dispatch(core: &Arc<Core>) {
     let mut taken = Locating {
         core,
-        entries: std::mem::take(&mut core.lock().queue),
+        entries: {
+            let mut st = core.lock();
+            st.locating = st.queue.len();
+            std::mem::take(&mut st.queue)
+        },
     };
     if !taken.entries.is_empty() {
         let deadline = Instant::now() + core.opts.rpc_timeout;
@@ -832,6 +838,7 @@ async fn dispatch(core: &Arc<Core>) {
     let requests = {
         let mut st = core.lock();
         let st = &mut *st;
+        st.locating = 0;
         while let Some(entry) = taken.entries.pop_front() {
             let loc = entry.located.as_ref().map(|(l, _)| l.clone());
             // Unlocatable now: they queue under the empty name (no region has it); their
@@ -918,7 +925,11 @@ impl Drop for Locating<'_> {
         }
         let core = self.core;
         // The dispatcher is ending: later cuts fail at once (its own guard fails the queues).
-        core.lock().dead = true;
+        {
+            let mut st = core.lock();
+            st.dead = true;
+            st.locating = 0;
+        }
         let left: Vec<Sent> = self
             .entries
             .drain(..)
