@@ -615,6 +615,65 @@ async fn batch_sends_one_request_per_region_at_a_time() {
     .await;
 }
 
+/// The writes of many mutators of one client and table share requests. 100 mutators each
+/// cut one row into one region while that region's first request (the first mutator's row)
+/// is held at the proxy. Released, the 99 waiting rows leave together: at most two more
+/// requests (one formed from what was placed when the answer came, one for rows a dispatch
+/// pass was still placing then), where a dispatcher per mutator sends one request each
+/// (100 in all). Every row is in HBase.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_of_many_mutators_share_requests() {
+    bounded(180, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let name = hbase_it::unique_table("shared_dispatch");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let region = client.admin().region_for_row(&name, b"r").await.unwrap();
+        let server = region.server.clone().expect("region assigned");
+        let table = client.table(&name.to_string()).unwrap();
+        // Located before responses are held.
+        table.put(Put::new("warm").add("cf", "q", "w")).await.unwrap();
+        let ctl = proxy.control(&server.address());
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        // One mutation per buffer: each `mutate` cuts its row at once.
+        let config = MutatorConfig::default().max_mutations(1);
+        let mutators: Vec<_> = (0..100)
+            .map(|_| {
+                client
+                    .buffered_mutator(&name.to_string(), config.clone())
+                    .unwrap()
+            })
+            .collect();
+        let put = |i: usize| Put::new(format!("r{i:03}")).add("cf", "q", "v");
+        mutators[0].mutate(put(0)).await.unwrap();
+        while ctl.recorded().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for (i, m) in mutators.iter().enumerate().skip(1) {
+            m.mutate(put(i)).await.unwrap();
+        }
+        for m in &mutators {
+            assert_eq!(m.unanswered_mutations(), 1, "each mutator cut its row");
+        }
+        let held = ctl.recorded().len();
+        ctl.hold_responses(false);
+        for m in &mutators {
+            m.close().await.unwrap();
+        }
+        let multis = ctl.recorded().len();
+        eprintln!("Multi requests: {held} while the first was held, {multis} in all");
+        assert!(
+            multis <= 3,
+            "100 mutators' rows sent in {multis} Multi requests (at most 3: the held one, then the rest together)"
+        );
+        let rows = count_rows(&client, &name.to_string()).await;
+        assert_eq!(rows.len(), 100 + 1);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// A `mutate` dropped while it waits for room (the mutator holds its limit of unanswered
 /// writes, the server frozen) gives back the bytes it took from the client's write budget:
 /// a caller that wraps `mutate` in a timeout does not shrink the budget for good.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::admin::Admin;
 use crate::error::Result;
-use crate::mutator::{BufferedMutator, MutatorConfig, WriteBudget};
+use crate::mutator::{BufferedMutator, Dispatchers, MutatorConfig, WriteBudget};
 use crate::region::TableName;
 use crate::runtime::config::ClientConfig;
 use crate::runtime::stats::StatsSnapshot;
@@ -31,6 +31,8 @@ pub struct Client {
     rt: Arc<Runtime>,
     /// The memory bound all BufferedMutators of this client share.
     write_budget: Arc<WriteBudget>,
+    /// The dispatchers its BufferedMutators share, one per table (see [`BufferedMutator`]).
+    dispatchers: Arc<Dispatchers>,
 }
 
 impl Client {
@@ -46,6 +48,7 @@ impl Client {
         Ok(Client {
             rt: Runtime::start(config).await?,
             write_budget,
+            dispatchers: Arc::default(),
         })
     }
 
@@ -64,8 +67,9 @@ impl Client {
     /// A write buffer for table `name`. See [`BufferedMutator`].
     pub fn buffered_mutator(&self, name: &str, config: MutatorConfig) -> Result<BufferedMutator> {
         Ok(BufferedMutator::new(
-            self.rt.clone(),
+            &self.rt,
             self.write_budget.clone(),
+            &self.dispatchers,
             TableName::parse(name)?,
             config,
         ))

@@ -228,12 +228,14 @@ impl ClientConfig {
         self.write_buffer_max_mutations
     }
 
-    /// Requests (`Multi`s) of one batch or mutator in flight to one server at once.
+    /// Requests (`Multi`s) in flight to one server at once, for one batch, or for all the
+    /// mutators of this client writing to one table (they share one dispatcher).
     pub fn max_tasks_per_server(&self) -> usize {
         self.max_tasks_per_server
     }
 
-    /// Requests of one batch or mutator in flight to one region at once.
+    /// Requests in flight to one region at once, for one batch, or for all the mutators of
+    /// this client writing to one table.
     pub fn max_tasks_per_region(&self) -> usize {
         self.max_tasks_per_region
     }

@@ -1,0 +1,811 @@
+//! The dispatcher all `BufferedMutator`s of one client and table share: it places every
+//! mutator's cut mutations in shared region queues and sends them as `Multi`s, within one set
+//! of task limits (per server and per region), so the writes of many mutators share requests.
+//!
+//! With one dispatcher per mutator, 10,000 writer threads each holding a sliver of the
+//! client's write budget sent 10,000 streams of one- or two-row Multis (1.2 rows a call,
+//! measured at 10,000 threads against 72 at 128): every row paid a request, a task and a WAL
+//! sync. Shared, the writes that arrive while a region's request is in flight wait in its
+//! queue and leave together in the next one.
+//!
+//! The dispatcher knows nothing of buffers, flushes or listeners: each mutation carries its
+//! [`Owner`], which is told the mutation's outcome.
+
+use std::collections::hash_map::Entry as Slot;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rustc_hash::FxHashMap;
+use tokio::sync::Notify;
+
+use crate::error::{Error, Result};
+use crate::ops::{Action, ActionResult, Mutation};
+use crate::region::{Location, TableName};
+use crate::runtime::caller::CallOptions;
+use crate::runtime::locator::Seek;
+use crate::runtime::Runtime;
+
+/// Who a mutation is answered to (its mutator): told every outcome, once per mutation.
+pub(super) trait Owner: Send + Sync {
+    fn answered(&self, sent: &Sent, outcome: Result<ActionResult>);
+}
+
+/// One cut mutation, from its cut until its answer.
+pub(super) struct Entry {
+    pub(super) mutation: Mutation,
+    /// Its heap size, computed once in `mutate`: the budget's count, and the multi layer's
+    /// for cutting requests.
+    pub(super) bytes: usize,
+    /// Where the dispatcher located it, and the region cache's generation before it did:
+    /// the request sends it there unless a cached location was dropped since.
+    pub(super) located: Option<(Location, u64)>,
+    /// The cut it came in (its owner's count, for `flush`).
+    pub(super) cut: u64,
+    pub(super) owner: Arc<dyn Owner>,
+}
+
+/// Where a mutation was when it was settled (what settling must count off).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Cut, not yet placed in a region queue.
+    Unplaced,
+    /// In a region queue.
+    Queued,
+    /// In a request.
+    InFlight,
+}
+
+/// A mutation handed on for its answer: what settling it needs.
+pub(super) struct Sent {
+    pub(super) row: Bytes,
+    pub(super) bytes: usize,
+    pub(super) cut: u64,
+    stage: Stage,
+    owner: Arc<dyn Owner>,
+}
+
+impl Sent {
+    fn of(e: &Entry, stage: Stage) -> Sent {
+        Sent {
+            row: e.mutation.row().clone(),
+            bytes: e.bytes,
+            cut: e.cut,
+            stage,
+            owner: e.owner.clone(),
+        }
+    }
+}
+
+/// The client's dispatchers, one per table and operation timeout (the timeout is per request,
+/// so mutators with different ones cannot share requests).
+#[derive(Default)]
+pub(crate) struct Dispatchers {
+    live: Mutex<FxHashMap<(TableName, Duration), Weak<Dispatch>>>,
+}
+
+impl Dispatchers {
+    /// The running dispatcher of `table` with `opts`' operation timeout, joined by one more
+    /// mutator (which must [`leave`](Dispatch::leave) it), or a new one started on the
+    /// current runtime.
+    pub(super) fn join(
+        &self,
+        rt: &Arc<Runtime>,
+        table: &TableName,
+        opts: CallOptions,
+    ) -> Arc<Dispatch> {
+        let key = (table.clone(), opts.operation_timeout);
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = live.get(&key).and_then(Weak::upgrade) {
+            if d.try_join() {
+                return d;
+            }
+        }
+        let d = Dispatch::start(rt.clone(), table.clone(), opts);
+        live.retain(|_, w| w.strong_count() > 0);
+        live.insert(key, Arc::downgrade(&d));
+        d
+    }
+}
+
+/// One table's shared dispatcher.
+pub(super) struct Dispatch {
+    pub(super) rt: Arc<Runtime>,
+    pub(super) table: TableName,
+    opts: CallOptions,
+    tasks_per_server: usize,
+    tasks_per_region: usize,
+    max_request_size: usize,
+    state: Mutex<State>,
+    /// Mirrors `State::dead` for the writers' refusal check, which must not take the shared
+    /// lock on every `mutate`.
+    dead: AtomicBool,
+    /// Wakes the dispatcher: something was cut, a request ended, or a mutator left.
+    wake: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    /// Cut, not yet placed in a region's queue, in cut order.
+    queue: VecDeque<Entry>,
+    /// Taken from `queue` by a dispatch pass that is locating them (not placed yet).
+    locating: usize,
+    /// Placed mutations waiting to be sent, per region (see [`RegionQueue`]).
+    // These maps are touched several times per mutation, so they hash with FxHash instead of
+    // SipHash (about 1,400 instructions per buffered put less). FxHash does not resist chosen
+    // keys: an application writing row keys picked by an adversary (say, user-supplied ids)
+    // could make many rows collide and each `rows` operation cost O(colliding rows). Region
+    // and server names come from the cluster. The writer of the rows is the application
+    // itself, so the worst it can do is slow its own writes; we take the speed.
+    regions: FxHashMap<Bytes, RegionQueue>,
+    /// Requests in flight per server, and its regions with mutations ready to go.
+    servers: FxHashMap<String, ServerQueue>,
+    /// Rows with unanswered placed mutations: which region queue holds them all.
+    rows: FxHashMap<Bytes, PendingRow>,
+    /// Requests formed so far (their ids).
+    requests: u64,
+    /// Mutators that joined and have not left.
+    writers: usize,
+    /// The dispatcher returned (no writer left, nothing unanswered): it takes no one again.
+    ended: bool,
+    /// The dispatcher is gone without ending (the runtime shut down, or a bug panicked it):
+    /// nothing can be sent any more.
+    dead: bool,
+}
+
+impl State {
+    /// Nothing waits to be placed (queued, or being located). Only then are emptied maps
+    /// freed (see [`shed_empty`]): while writes flow, the maps empty between two batches,
+    /// and freeing them then made each batch grow them again from nothing.
+    fn idle(&self) -> bool {
+        self.queue.is_empty() && self.locating == 0
+    }
+}
+
+/// The mutations placed for one region (by the location they had when placed), in buffered
+/// order. The requests made of them are routed by the multi layer, which sends each action to
+/// the location it was placed with only while the region cache has dropped no location since
+/// (else it locates every action again), so a queue whose region moved or split still sends
+/// to the right servers.
+struct RegionQueue {
+    /// The server its region is on, as last learned (when the queue was made, when a write
+    /// placed in it was located elsewhere, or when one of its requests ended and the location
+    /// cache knew better); its task limit applies to the queue's next requests.
+    server: String,
+    entries: VecDeque<Entry>,
+    /// Requests in flight made from this queue.
+    tasks: usize,
+    /// Listed in its server's `ready`.
+    ready: bool,
+}
+
+#[derive(Default)]
+struct ServerQueue {
+    tasks: usize,
+    /// Region queues with entries, in the order they became ready.
+    ready: VecDeque<Bytes>,
+}
+
+/// A row's unanswered mutations after placement: all of them sit in (or were sent from) one
+/// region queue, so its writes go out in the order they were cut even when its region moved
+/// between two of them.
+struct PendingRow {
+    queue: Bytes,
+    placed: usize,
+    in_flight: usize,
+    /// The last request that took one of its writes.
+    request: u64,
+}
+
+/// One request: mutations of one server's ready region queues, in each queue's order.
+struct Request {
+    server: String,
+    regions: Vec<Bytes>,
+    entries: Vec<Entry>,
+}
+
+impl Dispatch {
+    fn start(rt: Arc<Runtime>, table: TableName, opts: CallOptions) -> Arc<Dispatch> {
+        let c = &rt.config;
+        let d = Arc::new(Dispatch {
+            tasks_per_server: c.max_tasks_per_server,
+            tasks_per_region: c.max_tasks_per_region,
+            max_request_size: c.max_request_size,
+            rt,
+            table,
+            opts,
+            state: Mutex::new(State {
+                writers: 1,
+                ..State::default()
+            }),
+            dead: AtomicBool::new(false),
+            wake: Notify::new(),
+        });
+        // The guard exists before the task: a task dropped unpolled (its runtime shutting
+        // down) still marks the dispatcher dead, so writes are refused instead of never sent.
+        tokio::spawn(dispatcher(DispatcherGuard(d.clone())));
+        d
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn try_join(&self) -> bool {
+        let mut st = self.lock();
+        if st.ended || st.dead {
+            return false;
+        }
+        st.writers += 1;
+        true
+    }
+
+    /// A mutator is gone: once none is left and nothing is unanswered, the dispatcher ends.
+    pub(super) fn leave(&self) {
+        self.lock().writers -= 1;
+        self.wake.notify_one();
+    }
+
+    /// Whether the dispatcher is gone (nothing can be sent any more).
+    pub(super) fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
+    }
+
+    pub(super) fn closed_error(&self, reason: &str) -> Error {
+        Error::MutatorClosed {
+            table: self.table.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Queues one cut (every entry of `buffered`, drained) for sending. False once the
+    /// dispatcher is gone: `buffered` is left as it was, for its owner to fail.
+    pub(super) fn submit<T>(
+        &self,
+        buffered: &mut Vec<T>,
+        to_entry: impl FnMut(T) -> Entry,
+    ) -> bool {
+        {
+            let mut st = self.lock();
+            if st.dead {
+                return false;
+            }
+            st.queue.extend(buffered.drain(..).map(to_entry));
+        }
+        self.wake.notify_one();
+        true
+    }
+
+    /// A mutation's final outcome: its row's count is taken off (if it was placed), then its
+    /// owner is told.
+    fn settle(&self, sent: &Sent, outcome: Result<ActionResult>) {
+        if sent.stage != Stage::Unplaced {
+            let mut st = self.lock();
+            if let Some(p) = st.rows.get_mut(&sent.row) {
+                p.placed -= 1;
+                if sent.stage == Stage::InFlight {
+                    p.in_flight -= 1;
+                }
+                if p.placed == 0 {
+                    st.rows.remove(&sent.row);
+                    if st.idle() {
+                        shed_empty(&mut st.rows);
+                    }
+                }
+            }
+        }
+        sent.owner.answered(sent, outcome);
+    }
+}
+
+/// Ends the dispatcher's sending for good when it ends without having finished (the runtime
+/// shut down, or a bug panicked it): every queued mutation fails, later cuts fail at once,
+/// and later writes are refused.
+struct DispatcherGuard(Arc<Dispatch>);
+
+impl Drop for DispatcherGuard {
+    fn drop(&mut self) {
+        let d = &self.0;
+        let queued: Vec<Sent> = {
+            let mut st = d.lock();
+            if st.ended {
+                return;
+            }
+            st.dead = true;
+            d.dead.store(true, Ordering::Release);
+            let mut queued: Vec<Sent> = st
+                .queue
+                .drain(..)
+                .map(|e| Sent::of(&e, Stage::Unplaced))
+                .collect();
+            for q in st.regions.values_mut() {
+                queued.extend(q.entries.drain(..).map(|e| Sent::of(&e, Stage::Queued)));
+                q.ready = false;
+            }
+            for s in st.servers.values_mut() {
+                s.ready.clear();
+            }
+            queued
+        };
+        if !queued.is_empty() {
+            tracing::error!(table = %d.table, mutations = queued.len(), "the BufferedMutator's flusher ended; queued mutations fail");
+        }
+        for sent in &queued {
+            d.settle(
+                sent,
+                Err(d.closed_error("its flusher is gone (the runtime shut down); not sent")),
+            );
+        }
+    }
+}
+
+async fn dispatcher(guard: DispatcherGuard) {
+    let d = guard.0.clone();
+    loop {
+        let woken = d.wake.notified();
+        {
+            let mut st = d.lock();
+            if st.writers == 0 && st.idle() && st.regions.is_empty() {
+                st.ended = true;
+                return;
+            }
+        }
+        // Boxed: the pass's state (its lookups' futures) is allocated while it runs, so an
+        // idle dispatcher's task is only this loop's.
+        Box::pin(dispatch(&d)).await;
+        woken.await;
+    }
+}
+
+/// One dispatch pass. Newly cut mutations are located once and placed in their region's
+/// queue (or, while an earlier write to the same row is unanswered, in that write's queue);
+/// then every server with ready queues gets requests while it and their regions have tasks
+/// to spare. The work is proportional to the mutations placed and sent, not to what waits:
+/// a region that is held back (its task in flight) is not looked at again until its task
+/// ends.
+async fn dispatch(d: &Arc<Dispatch>) {
+    let mut taken = Locating {
+        d,
+        entries: {
+            let mut st = d.lock();
+            st.locating = st.queue.len();
+            std::mem::take(&mut st.queue)
+        },
+    };
+    if !taken.entries.is_empty() {
+        let deadline = Instant::now() + d.opts.rpc_timeout;
+        // Read before the lookups: a location dropped while they run moves it.
+        let generation = d.rt.locator.cache().generation();
+        // Located in place (a second queue of located entries cost another copy of them all).
+        for i in 0..taken.entries.len() {
+            let row = taken.entries[i].mutation.row();
+            let loc =
+                d.rt.locator
+                    .seek(&d.table, Seek::Row(row), deadline)
+                    .await
+                    .ok();
+            taken.entries[i].located = loc.map(|l| (l, generation));
+        }
+    }
+    let requests = {
+        let mut st = d.lock();
+        let st = &mut *st;
+        st.locating = 0;
+        while let Some(entry) = taken.entries.pop_front() {
+            d.place(st, entry);
+        }
+        d.form_requests(st)
+    };
+    for req in requests {
+        // Answerable before the task exists (see `InFlight`).
+        let req = InFlight::new(d.clone(), req);
+        tokio::spawn(send_request(req));
+    }
+}
+
+/// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
+/// left (the dispatcher task was dropped while it located them, as when its runtime shuts
+/// down, or it panicked), it fails them as not sent: nobody else holds them to answer them.
+struct Locating<'a> {
+    d: &'a Dispatch,
+    /// In cut order; the first ones may be located already (`Entry::located`).
+    entries: VecDeque<Entry>,
+}
+
+impl Drop for Locating<'_> {
+    fn drop(&mut self) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let d = self.d;
+        // The dispatcher is ending: later cuts fail at once (its own guard fails the queues).
+        {
+            let mut st = d.lock();
+            st.dead = true;
+            d.dead.store(true, Ordering::Release);
+            st.locating = 0;
+        }
+        let left: Vec<Sent> = self
+            .entries
+            .drain(..)
+            .map(|e| Sent::of(&e, Stage::Unplaced))
+            .collect();
+        tracing::error!(table = %d.table, mutations = left.len(), "the BufferedMutator's flusher ended while locating mutations; they fail");
+        for sent in &left {
+            d.settle(
+                sent,
+                Err(d.closed_error("its flusher is gone (the runtime shut down); not sent")),
+            );
+        }
+    }
+}
+
+/// Whether `address` (`host:port`) names `server`, without formatting its address.
+fn is_at(address: &str, server: &crate::region::ServerName) -> bool {
+    address
+        .strip_prefix(server.host.as_str())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|port| port.parse() == Ok(server.port))
+}
+
+/// Moves region queue `q` (named `key`) to server `to`, where its region is now: its next
+/// requests count against that server's task limit, not the old one's (whose slots may all
+/// be held by requests to a frozen server). Requests in flight stay counted where they went,
+/// and the queue's order and its region task count do not change, so a row's writes still go
+/// one request at a time, in buffered order.
+fn rehome(
+    servers: &mut FxHashMap<String, ServerQueue>,
+    key: &Bytes,
+    q: &mut RegionQueue,
+    to: String,
+) {
+    let from = std::mem::replace(&mut q.server, to);
+    if q.ready {
+        if let Some(old) = servers.get_mut(&from) {
+            old.ready.retain(|k| k != key);
+        }
+        list_ready(servers, key, q);
+    }
+    forget_if_idle(servers, &from);
+}
+
+/// Lists region queue `q` (named `key`) in its server's ready queues.
+fn list_ready(servers: &mut FxHashMap<String, ServerQueue>, key: &Bytes, q: &mut RegionQueue) {
+    q.ready = true;
+    servers
+        .entry(q.server.clone())
+        .or_default()
+        .ready
+        .push_back(key.clone());
+}
+
+/// Forgets `server` if nothing of it is in flight or ready (a moved region's old server, say).
+fn forget_if_idle(servers: &mut FxHashMap<String, ServerQueue>, server: &str) {
+    if servers
+        .get(server)
+        .is_some_and(|s| s.tasks == 0 && s.ready.is_empty())
+    {
+        servers.remove(server);
+    }
+}
+
+impl Dispatch {
+    /// Places one located (or unlocatable) mutation in its region's queue, or in the queue of
+    /// an earlier unanswered write to its row (caller holds the state lock).
+    fn place(&self, st: &mut State, entry: Entry) {
+        let loc = entry.located.as_ref().map(|(l, _)| l.clone());
+        // Unlocatable now: they queue under the empty name (no region has it); their
+        // requests' retries look them up again.
+        let region = loc
+            .as_ref()
+            .map_or_else(Bytes::new, |l| l.region.name.clone());
+        // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
+        let (key, own) = match st.rows.get_mut(entry.mutation.row()) {
+            Some(p) => {
+                p.placed += 1;
+                (p.queue.clone(), p.queue == region)
+            }
+            None => {
+                st.rows.insert(
+                    entry.mutation.row().clone(),
+                    PendingRow {
+                        queue: region.clone(),
+                        placed: 1,
+                        in_flight: 0,
+                        request: 0,
+                    },
+                );
+                (region, true)
+            }
+        };
+        let q = match st.regions.entry(key.clone()) {
+            Slot::Occupied(slot) => {
+                let q = slot.into_mut();
+                // The region's queue from before it moved: it goes where the region is.
+                if let Some(l) = loc.as_ref().filter(|_| own && !key.is_empty()) {
+                    if !is_at(&q.server, &l.server) {
+                        // This lookup may predate a move that a request's end already
+                        // followed: go only where the cache says the region is now.
+                        let now = self
+                            .rt
+                            .locator
+                            .cache()
+                            .find(&self.table, entry.mutation.row())
+                            .filter(|now| now.region.name == key);
+                        if let Some(now) = now.filter(|now| !is_at(&q.server, &now.server)) {
+                            rehome(&mut st.servers, &key, q, now.server.address());
+                        }
+                    }
+                }
+                q
+            }
+            Slot::Vacant(slot) => slot.insert(RegionQueue {
+                server: loc
+                    .as_ref()
+                    .map_or_else(String::new, |l| l.server.address()),
+                entries: VecDeque::new(),
+                tasks: 0,
+                ready: false,
+            }),
+        };
+        q.entries.push_back(entry);
+        if !q.ready {
+            list_ready(&mut st.servers, &key, q);
+        }
+    }
+
+    /// Requests for every server with ready region queues, within the task limits (caller
+    /// holds the state lock; the requests are counted in flight).
+    fn form_requests(&self, st: &mut State) -> Vec<Request> {
+        let mut requests = Vec::new();
+        let State {
+            regions,
+            servers,
+            rows,
+            requests: request_ids,
+            ..
+        } = st;
+        for (server, sq) in servers.iter_mut() {
+            // Unlocatable mutations have no server to limit them.
+            let server_limit = if server.is_empty() {
+                usize::MAX
+            } else {
+                self.tasks_per_server
+            };
+            // Nor a region: the empty name only collects them, and each of their rows is
+            // still never in two requests at once.
+            let region_limit = if server.is_empty() {
+                usize::MAX
+            } else {
+                self.tasks_per_region
+            };
+            while sq.tasks < server_limit && !sq.ready.is_empty() {
+                let mut req = Request {
+                    server: server.clone(),
+                    regions: Vec::new(),
+                    entries: Vec::new(),
+                };
+                *request_ids += 1;
+                let id = *request_ids;
+                let mut bytes = 0usize;
+                while bytes < self.max_request_size {
+                    let Some(key) = sq.ready.pop_front() else {
+                        break;
+                    };
+                    let q = regions.get_mut(&key).expect("ready queues exist");
+                    if q.tasks >= region_limit {
+                        // Listed again when its task ends.
+                        q.ready = false;
+                        continue;
+                    }
+                    let before = req.entries.len();
+                    while bytes < self.max_request_size {
+                        let Some(front) = q.entries.front() else {
+                            break;
+                        };
+                        let p = rows.get_mut(front.mutation.row()).expect("placed rows");
+                        if p.in_flight > 0 && p.request != id {
+                            // An earlier write to this row is in another request of this
+                            // queue (more than one task per region): wait for its answer.
+                            break;
+                        }
+                        p.in_flight += 1;
+                        p.request = id;
+                        bytes += front.bytes;
+                        req.entries
+                            .push(q.entries.pop_front().expect("front exists"));
+                    }
+                    if req.entries.len() > before {
+                        q.tasks += 1;
+                        req.regions.push(key.clone());
+                    }
+                    if q.entries.is_empty() || req.entries.len() == before {
+                        // Empty, or blocked on a row in flight: listed again when a task of
+                        // it ends.
+                        q.ready = false;
+                    } else {
+                        // The request is full; the rest goes in the next one.
+                        sq.ready.push_front(key);
+                    }
+                }
+                if req.entries.is_empty() {
+                    break;
+                }
+                sq.tasks += 1;
+                requests.push(req);
+            }
+        }
+        requests
+    }
+
+    /// A request ended: its server and regions have a task to spare again, and their queues
+    /// are ready if they hold mutations.
+    fn request_ended(&self, server: &str, request_regions: &[Bytes]) {
+        let mut st = self.lock();
+        let State {
+            regions, servers, ..
+        } = &mut *st;
+        if let Some(sq) = servers.get_mut(server) {
+            sq.tasks -= 1;
+        }
+        for key in request_regions {
+            let Some(q) = regions.get_mut(key) else {
+                continue;
+            };
+            q.tasks -= 1;
+            if q.entries.is_empty() {
+                if q.tasks == 0 {
+                    let server = q.server.clone();
+                    regions.remove(key);
+                    forget_if_idle(servers, &server);
+                }
+            } else {
+                // Where its next write's region is now, as far as the location cache knows
+                // (the request may have just relocated it): a queue whose region moved goes
+                // with it. Unlocatable mutations (the empty name) have no server to follow.
+                let moved = q
+                    .entries
+                    .front()
+                    .filter(|_| !key.is_empty())
+                    .and_then(|e| self.rt.locator.cache().find(&self.table, e.mutation.row()))
+                    .filter(|l| !is_at(&q.server, &l.server));
+                if let Some(l) = moved {
+                    rehome(servers, key, q, l.server.address());
+                }
+                if !q.ready {
+                    list_ready(servers, key, q);
+                }
+            }
+        }
+        forget_if_idle(servers, server);
+        if st.idle() {
+            shed_empty(&mut st.regions);
+            shed_empty(&mut st.servers);
+        }
+    }
+}
+
+/// Frees an emptied map's table (when the dispatcher is [idle](State::idle)).
+fn shed_empty<K, V>(map: &mut FxHashMap<K, V>) {
+    if map.is_empty() && map.capacity() > 0 {
+        *map = FxHashMap::default();
+    }
+}
+
+/// A request handed to its task: it answers for its mutations from before the task is
+/// spawned. Dropped, it fails whatever is left without an outcome (as not sent if its task
+/// never ran: a task spawned while the runtime shuts down is dropped unpolled; as unknown if
+/// it had started), then frees its server and regions.
+struct InFlight {
+    d: Arc<Dispatch>,
+    server: String,
+    regions: Vec<Bytes>,
+    sent: Vec<Sent>,
+    actions: Vec<Action>,
+    /// The actions' sizes and locations, for the multi layer (taken when the request starts).
+    known: Option<crate::multi::Known>,
+    settled: Mutex<Vec<bool>>,
+    started: bool,
+}
+
+impl InFlight {
+    fn new(d: Arc<Dispatch>, req: Request) -> InFlight {
+        let n = req.entries.len();
+        let mut sent = Vec::with_capacity(n);
+        let mut actions = Vec::with_capacity(n);
+        // Sizes and locations go to the multi layer, which would otherwise compute both again.
+        let generation = d.rt.locator.cache().generation();
+        let mut known = crate::multi::Known {
+            sizes: Vec::with_capacity(n),
+            located: Vec::with_capacity(n),
+            generation,
+        };
+        for e in req.entries {
+            sent.push(Sent::of(&e, Stage::InFlight));
+            known.sizes.push(e.bytes);
+            known
+                .located
+                .push(e.located.filter(|(_, g)| *g == generation).map(|(l, _)| l));
+            actions.push(Action::from(e.mutation));
+        }
+        InFlight {
+            d,
+            server: req.server,
+            regions: req.regions,
+            settled: Mutex::new(vec![false; sent.len()]),
+            sent,
+            actions,
+            known: Some(known),
+            started: false,
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let d = &self.d;
+        let unsettled: Vec<usize> = {
+            let settled = self.settled.get_mut().unwrap_or_else(|e| e.into_inner());
+            let idxs: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
+            for &i in &idxs {
+                settled[i] = true;
+            }
+            idxs
+        };
+        for i in unsettled {
+            let e = if self.started {
+                Error::OutcomeUnknown {
+                    attempts: 1,
+                    last: Box::new(d.closed_error(
+                        "its request ended without an answer (the runtime shut down)",
+                    )),
+                }
+            } else {
+                d.closed_error("its request never started (the runtime shut down); not sent")
+            };
+            d.settle(&self.sent[i], Err(e));
+        }
+        d.request_ended(&self.server, &self.regions);
+        d.wake.notify_one();
+    }
+}
+
+async fn send_request(mut req: InFlight) {
+    req.started = true;
+    let known = req.known.take();
+    let req = &req;
+    let d = &req.d;
+    let on_outcome = |idx: usize, outcome: Result<ActionResult>| {
+        {
+            let mut s = req.settled.lock().unwrap_or_else(|e| e.into_inner());
+            if std::mem::replace(&mut s[idx], true) {
+                return;
+            }
+        }
+        d.settle(&req.sent[idx], outcome);
+    };
+    crate::multi::run_each(&d.rt, &d.opts, &d.table, &req.actions, known, &on_outcome).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::region::ServerName;
+
+    #[test]
+    fn is_at_compares_host_and_port_exactly() {
+        let s = ServerName {
+            host: "10.0.0.1".into(),
+            port: 16020,
+            start_code: 7,
+        };
+        assert!(is_at("10.0.0.1:16020", &s));
+        assert!(!is_at("10.0.0.1:1602", &s));
+        assert!(!is_at("10.0.0.1:160200", &s));
+        assert!(!is_at("10.0.0.10:16020", &s));
+        assert!(!is_at("10.0.0.1", &s));
+        assert!(!is_at("", &s));
+    }
+}

@@ -1,0 +1,640 @@
+//! `BufferedMutator`: client-side write buffering (autoflush off).
+//!
+//! `mutate` appends to the mutator's own buffer. A full buffer (its byte size, or its mutation
+//! count) is cut and handed to the dispatcher that every mutator of the client writing to the
+//! same table (with the same operation timeout) shares ([`dispatch`]). It places the cut
+//! mutations of all of them in shared region queues and sends them as `Multi`s to every
+//! server concurrently: at most `max_tasks_per_server` requests per server and
+//! `max_tasks_per_region` per region (HBase's `hbase.client.max.perserver.tasks` and
+//! `perregion.tasks`), counted for the client and table, not per mutator, so the writes of
+//! many mutators leave in the same requests. A region that does not answer (in transition,
+//! its server stopped or frozen) holds back only its own mutations; writes to every other
+//! region keep flowing.
+//!
+//! The dispatcher locates each cut mutation once and places it in its region's queue; a
+//! request takes mutations from the front of one server's ready region queues. A region whose
+//! request is in flight is not looked at again until that request ends, so a dispatch pass
+//! costs what it places and sends, not what waits. A region queue counts against the task
+//! limit of the server its region is on as last learned: when a region moves, its queue
+//! follows as soon as the client learns the new location (a write to it located anew, or one
+//! of its requests ending after it relocated), so it does not wait for the old server's slots.
+//!
+//! Order: two writes to the same row are applied in the order they were cut, also across
+//! retries (for one mutator, the order they were buffered). All unanswered writes to a row sit
+//! in one region queue (a later write follows an earlier one's queue even if its region moved
+//! meanwhile), queues send in order, and a row has at most one request in flight at a time
+//! (writes to one row within one request go in order, and a retry resends the failed ones in
+//! that order).
+//!
+//! Memory: `mutate` waits once its buffer is full and the mutator already holds
+//! [`PENDING_BUFFERS`] buffers' worth of cut, unanswered mutations, so one mutator holds about
+//! five buffers. All mutators of one client also share one bound ([`WriteBudget`], the
+//! client's `write_buffer_limit`): bytes count from `mutate` until answered. A `mutate` that
+//! would pass the bound cuts its own buffer and waits for answers to release room; when
+//! nothing at all is in flight, it cuts every idle buffer, so the wait always ends.
+//!
+//! Every mutation is acknowledged by HBase or reported back to its own mutator, with its row
+//! and error, by `flush`/`close` (as [`Error::MutationsFailed`]) and the optional failure
+//! listener; see [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
+
+mod dispatch;
+
+use std::collections::{BTreeMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::error::{Error, FailedMutation, Result};
+use crate::ops::{ActionResult, Mutation};
+use crate::region::TableName;
+use crate::runtime::Runtime;
+use crate::write_budget::Flushable;
+pub(crate) use crate::write_budget::WriteBudget;
+pub(crate) use dispatch::Dispatchers;
+use dispatch::{Dispatch, Entry, Owner, Sent};
+
+/// Called with each mutation that failed for good.
+pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
+
+/// Buffers' worth of cut and unanswered mutations one mutator holds before `mutate` waits.
+pub const PENDING_BUFFERS: usize = 4;
+
+/// Failures kept for `flush`/`close` when [`MutatorConfig::max_failures_kept`] is not set.
+pub const DEFAULT_MAX_FAILURES_KEPT: usize = 10_000;
+
+/// Settings of a [`BufferedMutator`]. Unset ones come from the client's
+/// [`ClientConfig`](crate::ClientConfig) (and so from `hbase-site.xml`).
+#[derive(Clone, Default)]
+pub struct MutatorConfig {
+    write_buffer_size: Option<usize>,
+    max_mutations: Option<usize>,
+    periodic_flush: Option<Duration>,
+    operation_timeout: Option<Duration>,
+    max_failures_kept: Option<usize>,
+    listener: Option<FailureListener>,
+}
+
+impl std::fmt::Debug for MutatorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MutatorConfig")
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_mutations", &self.max_mutations)
+            .field("periodic_flush", &self.periodic_flush)
+            .field("operation_timeout", &self.operation_timeout)
+            .field("max_failures_kept", &self.max_failures_kept)
+            .field("listener", &self.listener.is_some())
+            .finish()
+    }
+}
+
+impl MutatorConfig {
+    /// Bytes buffered before a flush starts (default: the client's
+    /// [`write_buffer_size`](crate::ClientConfig::write_buffer_size), 2 MiB unless
+    /// `hbase.client.write.buffer` says otherwise).
+    pub fn write_buffer_size(mut self, bytes: usize) -> Self {
+        self.write_buffer_size = Some(bytes.max(1));
+        self
+    }
+
+    /// Mutations buffered before a flush starts, whatever their size (default: the client's
+    /// [`write_buffer_max_mutations`](crate::ClientConfig::write_buffer_max_mutations), none
+    /// unless `hbase.client.write.buffer.maxmutations` says).
+    pub fn max_mutations(mut self, mutations: usize) -> Self {
+        self.max_mutations = Some(mutations.max(1));
+        self
+    }
+
+    /// Also flush whatever is buffered every `interval` (default: the client's
+    /// [`write_buffer_periodic_flush`](crate::ClientConfig::write_buffer_periodic_flush),
+    /// off unless `hbase.client.write.buffer.periodicflush.timeout.ms` says).
+    pub fn periodic_flush(mut self, interval: Duration) -> Self {
+        self.periodic_flush = Some(interval).filter(|d| !d.is_zero());
+        self
+    }
+
+    /// How long the retries of one request may take before its mutations fail (default: the
+    /// client's operation timeout). Time spent queued behind earlier writes does not count.
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.operation_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self
+    }
+
+    /// Failures kept between two flushes (default [`DEFAULT_MAX_FAILURES_KEPT`]); more are
+    /// counted in [`Error::MutationsFailed`]'s `dropped` (the listener still sees each).
+    pub fn max_failures_kept(mut self, failures: usize) -> Self {
+        self.max_failures_kept = Some(failures);
+        self
+    }
+
+    /// Called for every mutation that fails for good, as soon as it does, from the task that
+    /// sent it and outside the mutator's locks. A listener that panics is caught (and logged);
+    /// the failure is still reported by `flush`/`close`.
+    pub fn on_failure(
+        mut self,
+        listener: impl Fn(&FailedMutation) + Send + Sync + 'static,
+    ) -> Self {
+        self.listener = Some(Arc::new(listener));
+        self
+    }
+}
+
+/// Failures kept for the next `flush`: bounded, with each long server message kept whole
+/// once.
+#[derive(Default)]
+struct FailureLog {
+    kept: Vec<FailedMutation>,
+    dropped: u64,
+    messages: HashSet<String>,
+}
+
+impl FailureLog {
+    fn push(&mut self, mut failed: FailedMutation, limit: usize) {
+        if self.kept.len() >= limit {
+            self.dropped += 1;
+            return;
+        }
+        if let Some(remote) = failed.error.remote_mut() {
+            if self.messages.contains(&remote.message) {
+                // Repeated: the first copy holds the stack trace; keep its first line here.
+                remote.message = remote.first_line().to_string();
+            } else if self.messages.len() < limit {
+                self.messages.insert(remote.message.clone());
+            }
+        }
+        self.kept.push(failed);
+    }
+
+    fn take(&mut self) -> Option<Error> {
+        let failures = std::mem::take(&mut self.kept);
+        let dropped = std::mem::take(&mut self.dropped);
+        self.messages.clear();
+        (!failures.is_empty() || dropped > 0)
+            .then_some(Error::MutationsFailed { failures, dropped })
+    }
+}
+
+/// One mutation in a mutator's buffer (not cut yet).
+struct Buffered {
+    mutation: Mutation,
+    /// Its heap size, computed once in `mutate`: the budget's count, and the multi layer's
+    /// for cutting requests.
+    bytes: usize,
+}
+
+#[derive(Default)]
+struct State {
+    buffer: Vec<Buffered>,
+    buffered_bytes: usize,
+    /// Room the buffer reserves on its first write: the size of the last cut.
+    next_capacity: usize,
+    /// Bytes cut and not yet answered (queued or in flight).
+    cut_bytes: usize,
+    /// Cuts made so far, and the unanswered mutations of each cut still open.
+    cuts: u64,
+    open_cuts: BTreeMap<u64, usize>,
+    failures: FailureLog,
+    /// Failures made under the lock (a buffer cut after the dispatcher was gone), for the
+    /// listener, which is called outside it (see [`Writer::tell_unheard`]).
+    unheard: Vec<FailedMutation>,
+    closed: bool,
+}
+
+impl State {
+    fn unanswered_before(&self, cut: u64) -> bool {
+        self.open_cuts.keys().next().is_some_and(|&c| c <= cut)
+    }
+}
+
+/// One mutator: its buffer, its cuts' accounting and its failures. What the handles, the
+/// shared dispatcher (as each mutation's [`Owner`]) and the request tasks share.
+struct Writer {
+    dispatch: Arc<Dispatch>,
+    /// The client's bound on what all its mutators hold.
+    budget: Arc<WriteBudget>,
+    listener: Option<FailureListener>,
+    write_buffer_size: usize,
+    max_mutations: usize,
+    max_failures_kept: usize,
+    state: Mutex<State>,
+    /// Signalled whenever mutations of this mutator are answered.
+    progress: Notify,
+}
+
+impl Writer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn table(&self) -> &TableName {
+        &self.dispatch.table
+    }
+
+    fn closed_error(&self, reason: &str) -> Error {
+        self.dispatch.closed_error(reason)
+    }
+
+    fn buffer_full(&self, st: &State) -> bool {
+        st.buffered_bytes >= self.write_buffer_size || st.buffer.len() >= self.max_mutations
+    }
+
+    fn may_cut(&self, st: &State) -> bool {
+        st.cut_bytes < self.write_buffer_size.saturating_mul(PENDING_BUFFERS)
+    }
+
+    /// Hands the buffer to the dispatcher (caller holds the state lock). Once the dispatcher
+    /// is gone, the buffer fails at once instead.
+    fn cut(self: &Arc<Self>, st: &mut State) {
+        if st.buffer.is_empty() {
+            return;
+        }
+        st.cuts += 1;
+        let cut = st.cuts;
+        let n = st.buffer.len();
+        // The next buffer gets room for as many on its first write (not now: an idle
+        // mutator holds no empty buffer's worth of room).
+        st.next_capacity = n;
+        let mut buffered = std::mem::take(&mut st.buffer);
+        let bytes = std::mem::take(&mut st.buffered_bytes);
+        self.budget.sent(bytes);
+        // Counted before the dispatcher sees them: their answers (which take this lock, held
+        // here) count them off.
+        st.cut_bytes += bytes;
+        *st.open_cuts.entry(cut).or_default() += n;
+        let owner: Arc<dyn Owner> = self.clone();
+        let to_entry = |b: Buffered| Entry {
+            mutation: b.mutation,
+            bytes: b.bytes,
+            located: None,
+            cut,
+            owner: owner.clone(),
+        };
+        if self.dispatch.submit(&mut buffered, to_entry) {
+            return;
+        }
+        st.cut_bytes -= bytes;
+        st.open_cuts.remove(&cut);
+        tracing::error!(table = %self.table(), mutations = n, "the BufferedMutator's flusher is gone (the runtime shut down); buffered mutations fail, not sent");
+        let reason = "its flusher is gone (the runtime shut down); not sent";
+        for b in buffered {
+            let row = b.mutation.row().clone();
+            if self.listener.is_some() {
+                st.unheard.push(FailedMutation {
+                    row: row.clone(),
+                    error: self.closed_error(reason),
+                });
+            }
+            let failed = FailedMutation {
+                row,
+                error: self.closed_error(reason),
+            };
+            st.failures.push(failed, self.max_failures_kept);
+        }
+        self.budget.release(bytes, true);
+    }
+
+    /// Hands a failure to the listener, if any (caller holds no lock; a panic is caught).
+    fn tell(&self, f: &FailedMutation) {
+        if let Some(listener) = &self.listener {
+            if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
+                tracing::error!(table = %self.table(), row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
+            }
+        }
+    }
+
+    /// Cuts the buffer, then tells the listener of what that failed at once (the dispatcher
+    /// gone). Takes and releases the state lock.
+    fn cut_and_tell(self: &Arc<Self>) {
+        self.cut(&mut self.lock());
+        self.tell_unheard();
+    }
+
+    /// Tells the listener of failures made under the lock (caller holds no lock).
+    fn tell_unheard(&self) {
+        if self.listener.is_none() {
+            return;
+        }
+        let unheard = std::mem::take(&mut self.lock().unheard);
+        for f in &unheard {
+            self.tell(f);
+        }
+    }
+}
+
+impl Owner for Writer {
+    /// A mutation's final outcome: counted off, its failure kept and handed to the listener
+    /// (outside the lock, a panic caught).
+    fn answered(&self, sent: &Sent, outcome: Result<ActionResult>) {
+        let failed = outcome.err().map(|error| FailedMutation {
+            row: sent.row.clone(),
+            error,
+        });
+        if let Some(f) = &failed {
+            self.tell(f);
+        }
+        // Its bytes first, so that a `flush` that sees it answered also sees them released.
+        self.budget.release(sent.bytes, true);
+        {
+            let mut st = self.lock();
+            if let Some(f) = failed {
+                st.failures.push(f, self.max_failures_kept);
+            }
+            st.cut_bytes = st.cut_bytes.saturating_sub(sent.bytes);
+            if let Some(n) = st.open_cuts.get_mut(&sent.cut) {
+                *n -= 1;
+                if *n == 0 {
+                    st.open_cuts.remove(&sent.cut);
+                    if st.open_cuts.is_empty() {
+                        // An emptied map keeps its node; a new one holds nothing.
+                        st.open_cuts = BTreeMap::new();
+                    }
+                }
+            }
+        }
+        self.progress.notify_waiters();
+    }
+}
+
+struct Handle {
+    writer: Arc<Writer>,
+}
+
+impl Flushable for Handle {
+    fn cut_buffer(&self) {
+        self.writer.cut_and_tell();
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let w = &self.writer;
+        let mut st = w.lock();
+        if !st.closed && !st.buffer.is_empty() {
+            tracing::warn!(
+                table = %w.table(),
+                mutations = st.buffer.len(),
+                bytes = st.buffered_bytes,
+                "BufferedMutator dropped without close(): its buffer is sent in the background; failures reach only the listener and this log"
+            );
+        }
+        w.cut(&mut st);
+        drop(st);
+        w.tell_unheard();
+        w.dispatch.leave();
+    }
+}
+
+/// Buffers puts and deletes of one table and sends them in batches, to every server
+/// concurrently. Cheap to clone; clones share one buffer.
+///
+/// # What a result means
+/// - `mutate` returning `Ok` means buffered, not applied. Every buffered mutation ends
+///   acknowledged by HBase or reported failed, with its row, by the next
+///   [`flush`](Self::flush) or [`close`](Self::close) ([`Error::MutationsFailed`]) and by the
+///   failure listener.
+/// - A reported failure of kind [`ErrorKind::OutcomeUnknown`](crate::ErrorKind) means a
+///   request carrying the mutation may have reached the server and no answer came: it may or
+///   may not be applied (read the row to know). Puts and deletes carry no nonce, so this
+///   stays unknown; applying one of them twice is harmless, and the order of writes to one
+///   row is kept across retries.
+/// - Every other failure kind means HBase did not apply it: refused by the server (a
+///   do-not-retry exception such as a missing family), never sent (invalid, or the mutator
+///   closed: [`Error::MutatorClosed`]), or retries and time ran out on requests that were all
+///   answered with errors.
+/// - A `mutate` after `close` (or racing it) returns [`Error::MutatorClosed`]; nothing is
+///   buffered.
+/// - If the runtime running the mutator's tasks shuts down (or its dispatcher panics), every
+///   unanswered write is still reported, to a `flush` awaited elsewhere too: one never sent
+///   (buffered, queued, being located, or in a request whose task never ran) as
+///   [`Error::MutatorClosed`], one in a request that had started as
+///   [`ErrorKind::OutcomeUnknown`](crate::ErrorKind); later writes fail with
+///   [`Error::MutatorClosed`].
+///
+/// # Dropping without `close`
+/// Dropping the last handle sends what is still buffered in the background (and logs a
+/// warning): its failures reach only the listener and the log, and nobody waits for it, so
+/// a runtime shut down (a process exiting) before the answers loses it. Call `close`.
+#[derive(Clone)]
+pub struct BufferedMutator {
+    handle: Arc<Handle>,
+}
+
+impl BufferedMutator {
+    pub(crate) fn new(
+        rt: &Arc<Runtime>,
+        budget: Arc<WriteBudget>,
+        dispatchers: &Dispatchers,
+        table: TableName,
+        config: MutatorConfig,
+    ) -> BufferedMutator {
+        let c = &rt.config;
+        let periodic = config.periodic_flush.or(c.write_buffer_periodic_flush);
+        let mut opts = rt.defaults.clone();
+        if let Some(t) = config.operation_timeout {
+            opts.operation_timeout = t;
+        }
+        let writer = Arc::new(Writer {
+            dispatch: dispatchers.join(rt, &table, opts),
+            budget,
+            listener: config.listener,
+            write_buffer_size: config.write_buffer_size.unwrap_or(c.write_buffer_size),
+            max_mutations: config
+                .max_mutations
+                .or(c.write_buffer_max_mutations)
+                .unwrap_or(usize::MAX),
+            max_failures_kept: config
+                .max_failures_kept
+                .unwrap_or(DEFAULT_MAX_FAILURES_KEPT),
+            state: Mutex::new(State::default()),
+            progress: Notify::new(),
+        });
+        let handle = Arc::new(Handle { writer });
+        let flushable: Weak<dyn Flushable> = Arc::downgrade(&handle) as Weak<dyn Flushable>;
+        handle.writer.budget.register(flushable);
+        if let Some(interval) = periodic {
+            tokio::spawn(periodic_flusher(Arc::downgrade(&handle), interval));
+        }
+        BufferedMutator { handle }
+    }
+
+    /// The table written to.
+    pub fn table(&self) -> &TableName {
+        self.handle.writer.table()
+    }
+
+    /// Buffers a put or delete. Returns at once unless the buffer is full while this mutator
+    /// already holds [`PENDING_BUFFERS`] buffers of unanswered mutations, or all mutators of
+    /// the client together hold their
+    /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit); then it waits
+    /// (backpressure). After [`close`](Self::close) it fails with [`Error::MutatorClosed`].
+    ///
+    /// Dropping the future while it waits (a timeout around it, say) leaves the write out:
+    /// not buffered, its room in the budget given back.
+    pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
+        let mutation = mutation.into();
+        let core = &self.handle.writer;
+        mutation.validate(core.dispatch.rt.config.keyvalue_max_size)?;
+        let bytes = mutation.heap_size();
+        if let Some(e) = self.refusal(&core.lock()) {
+            return Err(e);
+        }
+        self.take_budget(bytes).await;
+        // The bytes are this call's until the write is buffered: a `mutate` refused, or
+        // dropped while it waits for room (a caller's timeout), gives them back.
+        let mut taken = Taken {
+            budget: &core.budget,
+            bytes,
+            buffered: false,
+        };
+        let mut entry = Some(Buffered { mutation, bytes });
+        loop {
+            let progress = core.progress.notified();
+            {
+                let mut st = core.lock();
+                if let Some(e) = self.refusal(&st) {
+                    return Err(e);
+                }
+                if core.buffer_full(&st) && core.may_cut(&st) {
+                    core.cut(&mut st);
+                }
+                if !core.buffer_full(&st) {
+                    if st.buffer.capacity() == 0 {
+                        let room = st.next_capacity;
+                        st.buffer.reserve(room);
+                    }
+                    st.buffer.push(entry.take().expect("pushed once"));
+                    st.buffered_bytes += bytes;
+                    taken.buffered = true;
+                    if core.buffer_full(&st) && core.may_cut(&st) {
+                        core.cut(&mut st);
+                    }
+                    return Ok(());
+                }
+            }
+            progress.await;
+        }
+    }
+
+    fn refusal(&self, st: &State) -> Option<Error> {
+        let core = &self.handle.writer;
+        if st.closed {
+            Some(core.closed_error("closed; the write was not buffered"))
+        } else if core.dispatch.is_dead() {
+            Some(core.closed_error(
+                "its flusher is gone (the runtime shut down); the write was not buffered",
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// Waits until the client's write budget has room for `bytes` (first come, first
+    /// served), cutting this buffer (and, when nothing is in flight anywhere, every idle one)
+    /// so that room comes back.
+    async fn take_budget(&self, bytes: usize) {
+        let budget = &self.handle.writer.budget;
+        let (mut waiting, mut nothing_in_flight) = match budget.take_or_queue(bytes) {
+            Ok(()) => return,
+            Err(queued) => queued,
+        };
+        loop {
+            self.cut_batch();
+            if nothing_in_flight {
+                budget.flush_idle_buffers();
+            }
+            // Admitted by answers; the tick re-checks for buffers that filled while nothing
+            // was in flight.
+            if waiting.admitted_within(Duration::from_millis(50)).await {
+                return;
+            }
+            nothing_in_flight = budget.nothing_in_flight();
+        }
+    }
+
+    /// Hands the buffer to the dispatcher.
+    fn cut_batch(&self) {
+        self.handle.writer.cut_and_tell();
+    }
+
+    /// Bytes all mutators of this client hold together (buffered or in flight), counted
+    /// against its [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit).
+    pub fn client_buffered_bytes(&self) -> usize {
+        self.handle.writer.budget.held()
+    }
+
+    /// Sends everything buffered and waits until HBase answered all of it (writes buffered
+    /// after the call began are not waited for). Returns the mutations that failed since the
+    /// last flush as [`Error::MutationsFailed`].
+    pub async fn flush(&self) -> Result<()> {
+        let core = &self.handle.writer;
+        let upto = {
+            let mut st = core.lock();
+            core.cut(&mut st);
+            st.cuts
+        };
+        core.tell_unheard();
+        loop {
+            let progress = core.progress.notified();
+            {
+                let mut st = core.lock();
+                if !st.unanswered_before(upto) {
+                    return st.failures.take().map_or(Ok(()), Err);
+                }
+            }
+            progress.await;
+        }
+    }
+
+    /// Refuses further mutations (a `mutate` racing `close` either made it into the buffer
+    /// before, and is sent, or fails with [`Error::MutatorClosed`]), then flushes.
+    pub async fn close(&self) -> Result<()> {
+        self.handle.writer.lock().closed = true;
+        self.flush().await
+    }
+
+    /// Bytes currently buffered and not yet handed to a flush.
+    pub fn buffered_bytes(&self) -> usize {
+        self.handle.writer.lock().buffered_bytes
+    }
+
+    /// Mutations cut from the buffer and not yet answered (queued or in flight).
+    pub fn unanswered_mutations(&self) -> usize {
+        self.handle.writer.lock().open_cuts.values().sum()
+    }
+}
+
+/// Budget bytes a `mutate` took for a write it has not buffered yet; given back on drop
+/// unless the write was buffered (the buffer's bytes are released when answered).
+struct Taken<'a> {
+    budget: &'a WriteBudget,
+    bytes: usize,
+    buffered: bool,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if !self.buffered {
+            self.budget.release(self.bytes, false);
+        }
+    }
+}
+
+async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
+    let mut tick = tokio::time::interval(interval);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let Some(handle) = handle.upgrade() else {
+            return;
+        };
+        let core = &handle.writer;
+        let mut st = core.lock();
+        if st.closed {
+            return;
+        }
+        core.cut(&mut st);
+        drop(st);
+        core.tell_unheard();
+    }
+}
