@@ -61,6 +61,10 @@ pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
 /// Buffers' worth of cut and unanswered mutations one mutator holds before `mutate` waits.
 pub const PENDING_BUFFERS: usize = 4;
 
+/// How often a writer waiting for room in the client's write budget checks that something is
+/// in flight (else it cuts every idle buffer, so that its wait ends).
+const STALL_RECHECK: Duration = Duration::from_secs(1);
+
 /// Failures kept for `flush`/`close` when [`MutatorConfig::max_failures_kept`] is not set.
 pub const DEFAULT_MAX_FAILURES_KEPT: usize = 10_000;
 
@@ -291,7 +295,8 @@ impl Writer {
             };
             st.failures.push(failed, self.max_failures_kept);
         }
-        self.budget.release(bytes, true);
+        // Under this mutator's lock: no unstalling here (it cuts every mutator, this one too).
+        let _ = self.budget.release(bytes, true);
     }
 
     /// Hands a failure to the listener, if any (caller holds no lock; a panic is caught).
@@ -334,7 +339,7 @@ impl Owner for Writer {
             self.tell(f);
         }
         // Its bytes first, so that a `flush` that sees it answered also sees them released.
-        self.budget.release(sent.bytes, true);
+        self.budget.release_and_unstall(sent.bytes, true);
         {
             let mut st = self.lock();
             if let Some(f) = failed {
@@ -543,9 +548,12 @@ impl BufferedMutator {
             if nothing_in_flight {
                 budget.flush_idle_buffers();
             }
-            // Admitted by answers; the tick re-checks for buffers that filled while nothing
-            // was in flight.
-            if waiting.admitted_within(Duration::from_millis(50)).await {
+            // Admitted by answers. When the last bytes in flight are answered while writers
+            // wait, that answer cuts the idle buffers (`release_and_unstall`). The tick only
+            // re-checks for a write buffered just after such a cut (nothing in flight again,
+            // and no answer to come). It is long: with 10,000 waiting writers, a 50 ms tick
+            // woke 200,000 tasks a second (the timer wheel was 7% of the client's CPU).
+            if waiting.admitted_within(STALL_RECHECK).await {
                 return;
             }
             nothing_in_flight = budget.nothing_in_flight();
@@ -615,7 +623,7 @@ struct Taken<'a> {
 impl Drop for Taken<'_> {
     fn drop(&mut self) {
         if !self.buffered {
-            self.budget.release(self.bytes, false);
+            self.budget.release_and_unstall(self.bytes, false);
         }
     }
 }
