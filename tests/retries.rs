@@ -474,6 +474,7 @@ async fn five_hundred_callers_against_a_black_hole_finish_within_their_deadline(
 
         // The host goes silent: open connections reset, new ones never complete a handshake.
         ctl.set_black_hole(true);
+        ctl.black_hole_armed().await;
         ctl.reset_existing();
         let gets: Vec<_> = (0..500)
             .map(|i| {

@@ -129,6 +129,8 @@ pub struct ProxyControl {
     connection_error: Mutex<Option<(String, bool)>>,
     action_exception: Mutex<Option<(String, u32)>>,
     black_hole: AtomicBool,
+    /// The black hole is in place: its listener's accept queue is full.
+    black_hole_armed: AtomicBool,
     hold_responses: AtomicBool,
     frozen_ids: Mutex<Vec<u64>>,
     accepted: AtomicU64,
@@ -166,6 +168,7 @@ impl ProxyControl {
             connection_error: Mutex::new(None),
             action_exception: Mutex::new(None),
             black_hole: AtomicBool::new(false),
+            black_hole_armed: AtomicBool::new(false),
             hold_responses: AtomicBool::new(false),
             frozen_ids: Mutex::new(Vec::new()),
             accepted: AtomicU64::new(0),
@@ -307,9 +310,22 @@ impl ProxyControl {
     /// While on, new connections never complete the TCP handshake: the listener is replaced
     /// by one whose accept queue is full, so the kernel drops the client's SYNs and its
     /// `connect` hangs. Open connections are left alone (freeze or reset them too).
+    ///
+    /// The switch takes effect in the proxy's accept task; wait for
+    /// [`black_hole_armed`](Self::black_hole_armed) before making the client connect, or its
+    /// connect may reach the old listener, or find no listener (refused), or take the full
+    /// accept queue's one slot.
     pub fn set_black_hole(&self, on: bool) {
         self.black_hole.store(on, SeqCst);
         self.changed();
+    }
+
+    /// Waits until the black hole switched on by [`set_black_hole`](Self::set_black_hole) is
+    /// in place (the listener replaced, its accept queue full).
+    pub async fn black_hole_armed(&self) {
+        while !self.black_hole_armed.load(SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// The next response is replaced by a connection-level exception (a response header
@@ -692,16 +708,20 @@ async fn black_hole(
             Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
         }
     };
-    let filler = tokio::time::timeout(Duration::from_secs(1), TcpStream::connect(addr)).await;
+    // Nothing else connects before the hole is armed (see `set_black_hole`), so the queue's
+    // one slot is free and this completes at once; the bound only turns a bug into a message.
+    let filler = tokio::time::timeout(Duration::from_secs(30), TcpStream::connect(addr)).await;
     assert!(
         matches!(filler, Ok(Ok(_))),
         "the black hole's accept queue could not be filled: {filler:?}"
     );
+    ctl.black_hole_armed.store(true, SeqCst);
     while ctl.black_hole.load(SeqCst) {
         if changes.changed().await.is_err() {
             break;
         }
     }
+    ctl.black_hole_armed.store(false, SeqCst);
     drop(filler);
     drop(hole);
 }
