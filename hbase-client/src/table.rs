@@ -22,18 +22,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use prost::Message;
 use tracing::Instrument;
 
 use crate::error::{Error, Result};
 use crate::ops::{
-    region_specifier, result_from_proto, Action, ActionResult, Append, CheckAndMutate, Delete, Get,
-    Increment, Put, RowMutations, RowResult, Scan, Then,
+    region_specifier, result_from_proto, Action, ActionResult, Append, CheckAndMutate, Delete,
+    EncodedFields, Get, Increment, Put, RegionRequest, RowMutations, RowResult, Scan, Then,
 };
 use crate::region::{Location, TableName};
 use crate::rpc::cellblock::{check_row, CellBlockReader};
 use crate::rpc::connection::Delivery;
-use crate::rpc::frame::ResponseBody;
+use crate::rpc::frame::{RequestParam, ResponseBody};
 use crate::runtime::caller::{CallOptions, Endpoint, Idempotency, Operation, Place, Target};
 use crate::runtime::locator::Seek;
 use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
@@ -151,11 +150,12 @@ impl Table {
     /// Reads one row. `None` when the row has no cells (matching the get's columns).
     pub async fn get(&self, get: Get) -> Result<Option<RowResult>> {
         check_row(&get.row)?;
-        let proto = get.to_proto();
+        // GetRequest { region = 1, get = 2 }: the get is encoded once for every attempt.
+        let rest = EncodedFields::message(2, &get.to_proto());
         let op = self.operation(Idempotency::Read);
-        let request = |loc: &Location| hbase_proto::GetRequest {
-            region: region_specifier(&loc.region.name),
-            get: proto.clone(),
+        let request = |loc: &Location| RegionRequest {
+            region: loc.region.name.clone(),
+            rest: rest.as_slice(),
         };
         self.region_call(&op, "get", &get.row, "Get", request, None, |body, _| {
             let resp: hbase_proto::GetResponse = body.decode()?;
@@ -171,14 +171,14 @@ impl Table {
     /// True when the row has cells matching the get, without transferring them.
     pub async fn exists(&self, get: Get) -> Result<bool> {
         check_row(&get.row)?;
-        let proto = get.existence_only().to_proto();
+        let get = get.existence_only();
+        let rest = EncodedFields::message(2, &get.to_proto());
         let op = self.operation(Idempotency::Read);
-        let request = |loc: &Location| hbase_proto::GetRequest {
-            region: region_specifier(&loc.region.name),
-            get: proto.clone(),
+        let request = |loc: &Location| RegionRequest {
+            region: loc.region.name.clone(),
+            rest: rest.as_slice(),
         };
-        let row = proto.row.clone();
-        self.region_call(&op, "exists", &row, "Get", request, None, |body, _| {
+        self.region_call(&op, "exists", &get.row, "Get", request, None, |body, _| {
             let resp: hbase_proto::GetResponse = body.decode()?;
             Ok(resp.result.and_then(|r| r.exists).unwrap_or(false))
         })
@@ -310,12 +310,13 @@ impl Table {
             mutation.nonce = Some(new_nonce());
             self.rt.nonce_group
         });
+        // MutateRequest { region = 1, mutation = 2, condition = 3, nonce_group = 4 }: all but
+        // the region encoded once for every attempt.
+        let rest = EncodedFields::mutate(&mutation, condition.as_ref(), nonce_group);
         let op = self.operation(idempotency);
-        let request = |loc: &Location| hbase_proto::MutateRequest {
-            region: region_specifier(&loc.region.name),
-            mutation: mutation.clone(),
-            condition: condition.clone(),
-            nonce_group,
+        let request = |loc: &Location| RegionRequest {
+            region: loc.region.name.clone(),
+            rest: rest.as_slice(),
         };
         let (row, processed) = self
             .region_call(&op, what, row, "Mutate", request, None, |body, _| {
@@ -390,7 +391,7 @@ impl Table {
         parse: impl Fn(ResponseBody, &Endpoint) -> Result<T> + Sync,
     ) -> Result<T>
     where
-        Req: Message + Send,
+        Req: RequestParam + Send + Sync,
         T: Send,
     {
         let span = tracing::debug_span!("hbase", op = what, table = %self.name);
@@ -412,7 +413,7 @@ async fn attempt<Req, T>(
     parse: &(impl Fn(ResponseBody, &Endpoint) -> Result<T> + Sync),
 ) -> Result<T>
 where
-    Req: Message + Send,
+    Req: RequestParam + Send + Sync,
     T: Send,
 {
     let ep = op.resolve(target).await?;

@@ -110,9 +110,12 @@ impl Field {
     /// The name of a column qualifier: its bytes shared when they are UTF-8, else the text
     /// with invalid sequences replaced (as `String::from_utf8_lossy`).
     pub fn from_qualifier(bytes: Bytes) -> Field {
-        match std::str::from_utf8(&bytes) {
-            Ok(_) => Field(bytes),
-            Err(_) => Field::from(String::from_utf8_lossy(&bytes).into_owned()),
+        // ASCII (every YCSB field name) is UTF-8, and far cheaper to check for a short name:
+        // `from_utf8` cost about 86 instructions a qualifier, 860 a read of 10 fields.
+        if bytes.is_ascii() || std::str::from_utf8(&bytes).is_ok() {
+            Field(bytes)
+        } else {
+            Field::from(String::from_utf8_lossy(&bytes).into_owned())
         }
     }
 
@@ -410,5 +413,32 @@ impl Db for MemoryDb {
             Some(_) => Status::Ok,
             None => Status::NotFound,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_qualifier_becomes_its_field_name_shared_when_it_is_utf8() {
+        let ascii = Bytes::from_static(b"field7");
+        let f = Field::from_qualifier(ascii.clone());
+        assert_eq!(f.as_str(), "field7");
+        assert_eq!(
+            f.bytes().as_ptr(),
+            ascii.as_ptr(),
+            "ASCII names share the bytes"
+        );
+        let utf8 = Bytes::from("champ\u{e9}".as_bytes().to_vec());
+        let f = Field::from_qualifier(utf8.clone());
+        assert_eq!(f.as_str(), "champ\u{e9}");
+        assert_eq!(
+            f.bytes().as_ptr(),
+            utf8.as_ptr(),
+            "UTF-8 names share the bytes"
+        );
+        let f = Field::from_qualifier(Bytes::from_static(b"bad\xff"));
+        assert_eq!(f.as_str(), "bad\u{fffd}");
     }
 }

@@ -131,12 +131,31 @@ pub struct RequestMeta<'a> {
     pub priority: u32,
 }
 
+/// A request's parameter message, as a frame carries it: any protobuf message, or a request
+/// encoded in parts ahead of time (`ops::RegionRequest`: the parts that do not depend on where
+/// an attempt goes are encoded once, not once per attempt).
+pub trait RequestParam {
+    /// The length of the encoded message.
+    fn param_len(&self) -> usize;
+    /// Appends the encoded message (without its length) to `buf`.
+    fn encode_param(&self, buf: &mut BytesMut);
+}
+
+impl<M: Message> RequestParam for M {
+    fn param_len(&self) -> usize {
+        self.encoded_len()
+    }
+    fn encode_param(&self, buf: &mut BytesMut) {
+        self.encode_raw(buf);
+    }
+}
+
 /// Appends one request frame to `buf`.
 pub fn encode_request(
     buf: &mut BytesMut,
     call_id: u32,
     meta: RequestMeta<'_>,
-    param: &impl Message,
+    param: &impl RequestParam,
     cellblock: Option<&[u8]>,
 ) {
     let header = HeaderFields {
@@ -145,7 +164,7 @@ pub fn encode_request(
         cellblock_len: cellblock.map(|cb| cb.len() as u32),
     };
     let header_len = header.encoded_len();
-    let param_len = param.encoded_len();
+    let param_len = param.param_len();
     let cb_len = cellblock.map_or(0, <[u8]>::len);
     let total = prost::length_delimiter_len(header_len)
         + header_len
@@ -156,8 +175,8 @@ pub fn encode_request(
     buf.put_u32(total as u32);
     prost::encoding::encode_varint(header_len as u64, buf);
     header.encode(buf);
-    // Encoding into a BytesMut with reserved room cannot fail.
-    param.encode_length_delimited(buf).expect("reserved");
+    prost::encoding::encode_varint(param_len as u64, buf);
+    param.encode_param(buf);
     if let Some(cb) = cellblock {
         buf.put_slice(cb);
     }
@@ -274,29 +293,50 @@ fn read_delimited(frame: &mut Bytes) -> Result<Bytes> {
     Ok(frame.split_to(len))
 }
 
+/// A `ResponseHeader` without an exception, read straight from its bytes: the call id and the
+/// cell block's length, as prost would decode them (a repeated field's last value wins; a
+/// repeated `cell_block_meta` merges). `None` when the header holds anything else (an
+/// exception, another field or wire type, a malformed varint or length): prost then decodes
+/// it, and says what is wrong. Building prost's `ResponseHeader` for every answer cost about
+/// 300 instructions.
+fn plain_header(mut b: &[u8]) -> Option<(Option<u32>, Option<u32>)> {
+    use prost::encoding::decode_varint;
+    let (mut call_id, mut cb_len) = (None, None);
+    while let Some((&key, rest)) = b.split_first() {
+        b = rest;
+        match key {
+            // call_id = 1, varint (prost keeps a uint32's low 32 bits).
+            0x08 => call_id = Some(decode_varint(&mut b).ok()? as u32),
+            // cell_block_meta = 3, length-delimited: CellBlockMeta { length = 1 }.
+            0x1a => {
+                let len = usize::try_from(decode_varint(&mut b).ok()?).ok()?;
+                let mut meta = b.get(..len)?;
+                b = &b[len..];
+                while let Some((&key, rest)) = meta.split_first() {
+                    meta = rest;
+                    if key != 0x08 {
+                        return None;
+                    }
+                    cb_len = Some(decode_varint(&mut meta).ok()? as u32);
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some((call_id, cb_len))
+}
+
 /// Decodes a response frame (the bytes after its 4-byte length).
 pub fn decode_response(mut frame: Bytes) -> Result<Response> {
     let header_bytes = read_delimited(&mut frame)?;
-    let header = hbase_proto::ResponseHeader::decode(header_bytes)
-        .map_err(|e| Error::Protocol(format!("bad response header: {e}")))?;
-    let call_id = header.call_id.unwrap_or(u32::MAX);
-    if let Some(ex) = header.exception {
-        let moved_to = match (&ex.hostname, ex.port) {
-            (Some(h), Some(p)) => Some(format!("{h}:{p}")),
-            _ => None,
-        };
-        return Ok(Response {
-            call_id,
-            body: Err(RemoteException {
-                class_name: ex.exception_class_name.unwrap_or_default(),
-                message: ex.stack_trace.unwrap_or_default(),
-                moved_to,
-                do_not_retry: ex.do_not_retry.unwrap_or(false),
-                server_overloaded: ex.server_overloaded.unwrap_or(false),
-            }),
-        });
-    }
-    let cb_len = header.cell_block_meta.and_then(|m| m.length).unwrap_or(0) as usize;
+    let (call_id, cb_len) = match plain_header(&header_bytes) {
+        Some((call_id, cb_len)) => (call_id.unwrap_or(u32::MAX), cb_len.unwrap_or(0)),
+        None => match decode_header(header_bytes)? {
+            Ok(header) => header,
+            Err(response) => return Ok(response),
+        },
+    };
+    let cb_len = cb_len as usize;
     if cb_len > frame.len() {
         return Err(Error::Protocol(format!(
             "cell block of {cb_len} bytes does not fit the {} bytes left",
@@ -313,6 +353,32 @@ pub fn decode_response(mut frame: Bytes) -> Result<Response> {
         call_id,
         body: Ok(ResponseBody { message, cellblock }),
     })
+}
+
+/// A `ResponseHeader` decoded by prost: the call id and cell block length, or the whole
+/// response when the header carries the call's exception.
+fn decode_header(header_bytes: Bytes) -> Result<std::result::Result<(u32, u32), Response>> {
+    let header = hbase_proto::ResponseHeader::decode(header_bytes)
+        .map_err(|e| Error::Protocol(format!("bad response header: {e}")))?;
+    let call_id = header.call_id.unwrap_or(u32::MAX);
+    if let Some(ex) = header.exception {
+        let moved_to = match (&ex.hostname, ex.port) {
+            (Some(h), Some(p)) => Some(format!("{h}:{p}")),
+            _ => None,
+        };
+        return Ok(Err(Response {
+            call_id,
+            body: Err(RemoteException {
+                class_name: ex.exception_class_name.unwrap_or_default(),
+                message: ex.stack_trace.unwrap_or_default(),
+                moved_to,
+                do_not_retry: ex.do_not_retry.unwrap_or(false),
+                server_overloaded: ex.server_overloaded.unwrap_or(false),
+            }),
+        }));
+    }
+    let cb_len = header.cell_block_meta.and_then(|m| m.length).unwrap_or(0);
+    Ok(Ok((call_id, cb_len)))
 }
 
 #[cfg(test)]
@@ -448,6 +514,51 @@ mod tests {
         #[test]
         fn response_decoder_never_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..128)) {
             let _ = decode_response(Bytes::from(data));
+        }
+
+        #[test]
+        fn the_plain_header_reading_agrees_with_prost(
+            call_id in proptest::option::of(proptest::prelude::any::<u32>()),
+            meta in proptest::option::of(proptest::option::of(proptest::prelude::any::<u32>())),
+            exception in proptest::prelude::any::<bool>(),
+            twice in proptest::prelude::any::<bool>(),
+        ) {
+            let header = hbase_proto::ResponseHeader {
+                call_id,
+                exception: exception.then(|| hbase_proto::ExceptionResponse {
+                    exception_class_name: Some("org.apache.hadoop.hbase.NotServingRegionException".into()),
+                    ..Default::default()
+                }),
+                cell_block_meta: meta.map(|length| hbase_proto::CellBlockMeta { length }),
+            };
+            let mut bytes = header.encode_to_vec();
+            if twice {
+                // A field repeated: the last value wins, a repeated message merges.
+                bytes.extend(header.encode_to_vec());
+            }
+            let prost = hbase_proto::ResponseHeader::decode(&bytes[..]).unwrap();
+            match plain_header(&bytes) {
+                Some((c, l)) => {
+                    proptest::prop_assert!(!exception);
+                    proptest::prop_assert_eq!(c, prost.call_id);
+                    proptest::prop_assert_eq!(l, prost.cell_block_meta.and_then(|m| m.length));
+                }
+                None => proptest::prop_assert!(exception, "a plain header fell back to prost"),
+            }
+        }
+
+        #[test]
+        fn the_plain_header_reading_never_disagrees_with_prost_on_any_bytes(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..32),
+        ) {
+            if let Some((c, l)) = plain_header(&data) {
+                let prost = hbase_proto::ResponseHeader::decode(&data[..]);
+                proptest::prop_assert!(prost.is_ok(), "prost refuses what was read: {:?}", prost);
+                let prost = prost.unwrap();
+                proptest::prop_assert!(prost.exception.is_none());
+                proptest::prop_assert_eq!(c, prost.call_id);
+                proptest::prop_assert_eq!(l, prost.cell_block_meta.and_then(|m| m.length));
+            }
         }
     }
 }

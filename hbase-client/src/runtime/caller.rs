@@ -17,13 +17,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use prost::Message;
-
 use crate::error::exceptions::{self, CacheAction, Retry, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::region::{Location, RegionLocation, ServerName, TableName};
 use crate::rpc::connection::{CallError, Delivery, RpcConnection};
-use crate::rpc::frame::{RequestMeta, ResponseBody, Service};
+use crate::rpc::frame::{RequestMeta, RequestParam, ResponseBody, Service};
 use crate::runtime::config::ClientConfig;
 use crate::runtime::locator::Seek;
 use crate::runtime::retry::RetryPolicy;
@@ -292,7 +290,7 @@ impl<'a> Operation<'a> {
 
     /// One call on `ep`, bounded by the RPC timeout and the operation deadline. A failure is
     /// classified and its stale cache entries dropped before it is returned.
-    pub(crate) async fn call<M: Message>(
+    pub(crate) async fn call<M: RequestParam>(
         &self,
         ep: &Endpoint,
         method: &'static str,
@@ -311,7 +309,7 @@ impl<'a> Operation<'a> {
 
     /// [`Operation::call`] for a call covering several regions (`place`), whose delivery
     /// the caller tracks itself (a batch tracks each action).
-    pub(crate) async fn call_raw<M: Message>(
+    pub(crate) async fn call_raw<M: RequestParam>(
         &self,
         ep: &Endpoint,
         place: Place<'_>,
@@ -319,7 +317,8 @@ impl<'a> Operation<'a> {
         req: &M,
         cellblock: Option<&[u8]>,
     ) -> std::result::Result<ResponseBody, CallError> {
-        let remaining = self.deadline().saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let remaining = self.deadline().saturating_duration_since(now);
         let timeout = self
             .opts
             .rpc_timeout
@@ -330,7 +329,7 @@ impl<'a> Operation<'a> {
             timeout_ms: timeout.as_millis().min(u32::MAX as u128) as u32,
             priority: ep.priority,
         };
-        let result = ep.conn.call(meta, req, cellblock, timeout).await;
+        let result = ep.conn.call(meta, req, cellblock, now, timeout).await;
         if let Err(failed) = &result {
             self.observe(&failed.error, place, failed.delivery);
         }

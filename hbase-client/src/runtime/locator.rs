@@ -417,7 +417,7 @@ impl Inner {
             priority: META_PRIORITY,
         };
         let body = conn
-            .call(meta, req, None, timeout)
+            .call(meta, req, None, std::time::Instant::now(), timeout)
             .await
             .map_err(|failed| failed.error)
             .inspect_err(|e| self.note_meta_failure(e))?;

@@ -109,7 +109,7 @@ impl RpcRegistry {
             timeout_ms: timeout.as_millis().min(u32::MAX as u128) as u32,
             priority: 0,
         };
-        conn.call(meta, req, None, timeout)
+        conn.call(meta, req, None, std::time::Instant::now(), timeout)
             .await
             .map_err(|failed| failed.error)?
             .decode()
