@@ -209,15 +209,18 @@ pub enum FieldValue {
     },
 }
 
-fn push_six(v: &mut Vec<u8>, r: u32, len: usize) {
+fn six_chars(r: u32) -> [u8; 6] {
     // YCSB's RandomByteIterator: six printable characters per 32 random bits (the last group
-    // cut at `len`).
-    for (shift, mask) in [(0, 31), (5, 63), (10, 95), (15, 31), (20, 63), (25, 95)] {
-        if v.len() == len {
-            return;
-        }
-        v.push(b' ' + ((r as i32 >> shift) & mask) as u8);
-    }
+    // cut at the value's length).
+    let r = r as i32;
+    [
+        b' ' + (r & 31) as u8,
+        b' ' + ((r >> 5) & 63) as u8,
+        b' ' + ((r >> 10) & 95) as u8,
+        b' ' + ((r >> 15) & 31) as u8,
+        b' ' + ((r >> 20) & 63) as u8,
+        b' ' + ((r >> 25) & 95) as u8,
+    ]
 }
 
 impl FieldValue {
@@ -232,13 +235,21 @@ impl FieldValue {
             FieldValue::Fixed(b) => b.clone(),
             FieldValue::Random { len, first, seed } => {
                 use rand::{RngCore, SeedableRng};
-                // Exactly `len` bytes of capacity: a `Vec` with spare room would cost `Bytes` a
-                // second allocation (its shared header).
-                let mut v = Vec::with_capacity(*len);
-                push_six(&mut v, *first, *len);
+                // Exactly `len` bytes: a `Vec` with spare room would cost `Bytes` a second
+                // allocation (its shared header). Filled six bytes at a time, not pushed byte
+                // by byte (a capacity check each).
+                let mut v = vec![0u8; *len];
                 let mut rest = rand::rngs::SmallRng::seed_from_u64(*seed);
-                while v.len() < *len {
-                    push_six(&mut v, rest.next_u32(), *len);
+                let mut draw = Some(*first);
+                let mut groups = v.chunks_exact_mut(6);
+                for group in &mut groups {
+                    let r = draw.take().unwrap_or_else(|| rest.next_u32());
+                    group.copy_from_slice(&six_chars(r));
+                }
+                let tail = groups.into_remainder();
+                if !tail.is_empty() {
+                    let r = draw.take().unwrap_or_else(|| rest.next_u32());
+                    tail.copy_from_slice(&six_chars(r)[..tail.len()]);
                 }
                 Bytes::from(v)
             }
@@ -440,5 +451,28 @@ mod tests {
         );
         let f = Field::from_qualifier(Bytes::from_static(b"bad\xff"));
         assert_eq!(f.as_str(), "bad\u{fffd}");
+    }
+
+    #[test]
+    fn random_values_take_six_characters_from_each_draw() {
+        use rand::{RngCore, SeedableRng};
+        // The draws as RandomByteIterator consumes them: `first`, then the seeded source's.
+        for len in [0usize, 1, 5, 6, 7, 12, 100, 1000] {
+            let mut draws = vec![0xdead_beefu32];
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(99);
+            draws.extend((0..len / 6 + 1).map(|_| rng.next_u32()));
+            let expect: Vec<u8> = draws
+                .iter()
+                .flat_map(|&r| {
+                    [(0, 31), (5, 63), (10, 95), (15, 31), (20, 63), (25, 95)]
+                        .map(|(shift, mask)| b' ' + ((r as i32 >> shift) & mask) as u8)
+                })
+                .take(len)
+                .collect();
+            assert_eq!(
+                &FieldValue::random(len, 0xdead_beef, 99).to_bytes()[..],
+                &expect[..]
+            );
+        }
     }
 }
