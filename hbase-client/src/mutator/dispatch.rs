@@ -718,6 +718,8 @@ impl InFlight {
         // Sizes and locations go to the multi layer, which would otherwise compute both again.
         let generation = d.rt.locator.cache().generation();
         let mut known = crate::multi::Known {
+            // `mutate` refuses what fails validation; nothing else enters the queues.
+            validated: true,
             sizes: Vec::with_capacity(n),
             located: Vec::with_capacity(n),
             generation,

@@ -8,7 +8,7 @@ use hbase_proto::mutation_proto::{
 use super::{add_qualifier_value, mutation_proto};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, check_row, encode_cell, encoded_len};
+use crate::rpc::cellblock::{check_family, check_row, encode_cell, encoded_len};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -89,7 +89,7 @@ impl Delete {
         check_row(&self.row)?;
         for t in &self.targets {
             let (Target::Family(f) | Target::FamilyVersion(f, _) | Target::Column(f, ..)) = t;
-            check_cell_limits(&self.row, f)?;
+            check_family(f)?;
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValu
 use super::{add_qualifier_value, mutation_proto, Mutation};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, check_cell_size, encode_cell, encoded_len};
+use crate::rpc::cellblock::{check_cell_size, check_family, check_row, encode_cell, encoded_len};
 
 /// How durably the server persists a mutation before acknowledging it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -128,8 +128,11 @@ impl Put {
                 "a put needs at least one cell".into(),
             ));
         }
+        // The row once, not per cell: the first failing check is the same as when every
+        // cell checked the row first (the first cell would have failed on it).
+        check_row(&self.row)?;
         for (family, qualifier, _, value) in &self.cells {
-            check_cell_limits(&self.row, family)?;
+            check_family(family)?;
             check_cell_size(&self.row, family, qualifier, value, max_kv)?;
         }
         Ok(())

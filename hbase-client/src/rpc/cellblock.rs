@@ -75,6 +75,11 @@ pub fn check_cell_size(
 /// Checks HBase's hard limits on a cell's key parts before anything is sent.
 pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
     check_row(row)?;
+    check_family(family)
+}
+
+/// Checks a column family name: 1 to 127 bytes (its length is one byte of the key).
+pub fn check_family(family: &[u8]) -> Result<()> {
     if family.is_empty() || family.len() > 127 {
         return Err(Error::InvalidInput(format!(
             "column family name is {} bytes; it must be 1..=127",
