@@ -448,11 +448,12 @@ impl<'a> Batch<'a> {
             writer.region(&region_specifier(&loc.region.name));
             for &idx in idxs {
                 let nonce = self.tracked[idx].nonce;
-                writer.action(&self.actions[idx].to_proto(
-                    order.len() as u32,
-                    nonce,
-                    &mut cellblock,
-                ));
+                let action = &self.actions[idx];
+                let index = order.len() as u32;
+                match action.encode_cells(&mut cellblock) {
+                    Some(m) => writer.mutation(index, &m, nonce),
+                    None => writer.action(&action.to_proto(index, nonce, &mut cellblock)),
+                }
                 order.push(idx);
             }
         }
