@@ -384,8 +384,21 @@ async fn dispatch(d: &Arc<Dispatch>) {
         let deadline = Instant::now() + d.opts.rpc_timeout;
         // Read before the lookups: a location dropped while they run moves it.
         let generation = d.rt.locator.cache().generation();
-        // Located in place (a second queue of located entries cost another copy of them all).
+        // Located in place (a second queue of located entries cost another copy of them all),
+        // from the cache a chunk at a time under one lock (bounded, so that a large cut does
+        // not hold back locations being cached), then by lookups for the rest.
+        for chunk in taken.entries.make_contiguous().chunks_mut(LOCATE_CHUNK) {
+            d.rt.locator.find_cached(
+                &d.table,
+                chunk.iter_mut(),
+                |e| e.mutation.row(),
+                |e, loc| e.located = Some((loc, generation)),
+            );
+        }
         for i in 0..taken.entries.len() {
+            if taken.entries[i].located.is_some() {
+                continue;
+            }
             let row = taken.entries[i].mutation.row();
             let loc =
                 d.rt.locator
@@ -413,6 +426,9 @@ async fn dispatch(d: &Arc<Dispatch>) {
         tokio::spawn(send_request(req));
     }
 }
+
+/// Rows a dispatch pass locates from the cache under one hold of its lock.
+const LOCATE_CHUNK: usize = 256;
 
 /// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
 /// left (the dispatcher task was dropped while it located them, as when its runtime shuts
