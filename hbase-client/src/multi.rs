@@ -249,8 +249,9 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// The pending actions' regions, grouped by server, each server's regions in the order of
-    /// their first pending action (so the caller's order decides which region goes first);
+    /// The pending actions' regions, grouped by server, the servers and each server's regions
+    /// in the order of their first pending action (so the caller's order decides which region
+    /// goes first);
     /// actions that cannot be located (or must not go where they are now) fail this round.
     /// `hints` are locations the caller found (by action index).
     async fn group_by_server(
@@ -258,17 +259,19 @@ impl<'a> Batch<'a> {
         op: &Operation<'_>,
         hints: Option<Vec<Option<Location>>>,
         failed: &mut Vec<(usize, Error)>,
-    ) -> FxHashMap<ServerName, Vec<RegionGroup>> {
-        // FxHash: server and region names come from the cluster, not from users.
-        let mut by_server: FxHashMap<ServerName, Vec<RegionGroup>> = FxHashMap::default();
+    ) -> Vec<(ServerName, Vec<RegionGroup>)> {
+        let mut by_server: Vec<(ServerName, Vec<RegionGroup>)> = Vec::new();
+        // Where each server is in `by_server`. FxHash: server and region names come from the
+        // cluster, not from users.
+        let mut servers: FxHashMap<ServerName, usize> = FxHashMap::default();
         // Where each region is in its server's list. Keyed by server too: a region another
         // task relocates while this round locates its actions is then found on two servers,
         // and one server's position must never index another's list.
         let mut slot: FxHashMap<(ServerName, Bytes), usize> = FxHashMap::default();
         // Actions of one region mostly come one after another (the mutator sends region
-        // queues): the previous action's location and slot are tried first, by pointer (the
-        // same location is the same server and region).
-        let mut last: Option<(Location, usize)> = None;
+        // queues): the previous action's location and slots are tried first, by pointer (the
+        // same location is the same server and region), without hashing its server.
+        let mut last: Option<(Location, usize, usize)> = None;
         for &idx in &self.pending {
             let hint = hints.as_ref().and_then(|h| h[idx].clone());
             let loc = match hint {
@@ -305,15 +308,17 @@ impl<'a> Batch<'a> {
                     continue;
                 }
             }
-            if let Some((l, at)) = &last {
+            if let Some((l, s, at)) = &last {
                 if Arc::ptr_eq(l, &loc) {
-                    if let Some(regions) = by_server.get_mut(&loc.server) {
-                        regions[*at].1.push(idx);
-                        continue;
-                    }
+                    by_server[*s].1[*at].1.push(idx);
+                    continue;
                 }
             }
-            let regions = by_server.entry(loc.server.clone()).or_default();
+            let s = *servers.entry(loc.server.clone()).or_insert_with(|| {
+                by_server.push((loc.server.clone(), Vec::new()));
+                by_server.len() - 1
+            });
+            let regions = &mut by_server[s].1;
             let key = (loc.server.clone(), loc.region.name.clone());
             let at = match slot.get(&key) {
                 Some(&at) => {
@@ -326,7 +331,7 @@ impl<'a> Batch<'a> {
                     regions.len() - 1
                 }
             };
-            last = Some((loc, at));
+            last = Some((loc, s, at));
         }
         by_server
     }
