@@ -113,7 +113,14 @@ impl Cell {
         // The length bytes are as in a KeyValue when the parts fit them (truncated otherwise:
         // they are never read back).
         put_key_value(
-            &mut buf, row, family, qualifier, timestamp, cell_type, value,
+            &mut buf,
+            &[],
+            row,
+            family,
+            qualifier,
+            timestamp,
+            cell_type,
+            value,
         );
         let row_end = 2 + row.len();
         Cell {
@@ -261,12 +268,19 @@ impl fmt::Debug for Cell {
     }
 }
 
-/// Appends a KeyValue's key and value (no length header):
+/// Appends `lead` (at most 12 bytes: a cell block's three lengths, or nothing for a bare
+/// KeyValue), then a KeyValue's key and value:
 /// `u16 row_len | row | u8 fam_len | family | qualifier | u64 timestamp | u8 type | value`.
 /// The lengths are truncated to their widths; callers that send the bytes check them first.
-#[inline]
+///
+/// The fixed-width fields go in with their neighbours (`lead` with the row length, the
+/// timestamp with the type): every append checks the buffer's capacity, and appending each
+/// field alone cost a buffered put (ten cells) about 500 instructions more.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn put_key_value(
     buf: &mut BytesMut,
+    lead: &[u8],
     row: &[u8],
     family: &[u8],
     qualifier: &[u8],
@@ -274,13 +288,19 @@ pub(crate) fn put_key_value(
     cell_type: CellType,
     value: &[u8],
 ) {
-    buf.put_u16(row.len() as u16);
+    let mut head = [0u8; 14];
+    let n = lead.len();
+    head[..n].copy_from_slice(lead);
+    head[n..n + 2].copy_from_slice(&(row.len() as u16).to_be_bytes());
+    buf.put_slice(&head[..n + 2]);
     buf.put_slice(row);
     buf.put_u8(family.len() as u8);
     buf.put_slice(family);
     buf.put_slice(qualifier);
-    buf.put_u64(timestamp);
-    buf.put_u8(cell_type.code());
+    let mut tail = [0u8; 9];
+    tail[..8].copy_from_slice(&timestamp.to_be_bytes());
+    tail[8] = cell_type.code();
+    buf.put_slice(&tail);
     buf.put_slice(value);
 }
 

@@ -53,9 +53,13 @@ pub(crate) async fn run(
 /// for good, or given up on.
 pub(crate) type OnOutcome<'a> = &'a (dyn Fn(usize, Result<ActionResult>) + Sync);
 
-/// What the caller already knows of its actions (the buffered mutator sized and located each
-/// one when it placed it), so that the batch neither sizes nor locates them again.
+/// What the caller already knows of its actions (the buffered mutator validated and sized
+/// each one in `mutate` and located it when it placed it), so that the batch neither
+/// validates, sizes nor locates them again.
 pub(crate) struct Known {
+    /// Every action passed [`Action::validate`] with this runtime's `keyvalue_max_size`
+    /// (checking a put's cells a second time was about 430 instructions a buffered put).
+    pub(crate) validated: bool,
     /// Each action's heap size ([`Action::heap_size`]).
     pub(crate) sizes: Vec<usize>,
     /// Each action's location (`None`: not located), used in the first round if the region
@@ -148,10 +152,14 @@ impl<'a> Batch<'a> {
         on_outcome: OnOutcome<'a>,
     ) -> Batch<'a> {
         let mut pending = Vec::with_capacity(actions.len());
-        for (i, action) in actions.iter().enumerate() {
-            match action.validate(rt.config.keyvalue_max_size) {
-                Ok(()) => pending.push(i),
-                Err(e) => on_outcome(i, Err(e)),
+        if known.as_ref().is_some_and(|k| k.validated) {
+            pending.extend(0..actions.len());
+        } else {
+            for (i, action) in actions.iter().enumerate() {
+                match action.validate(rt.config.keyvalue_max_size) {
+                    Ok(()) => pending.push(i),
+                    Err(e) => on_outcome(i, Err(e)),
+                }
             }
         }
         let tracked = actions
@@ -241,8 +249,9 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// The pending actions' regions, grouped by server, each server's regions in the order of
-    /// their first pending action (so the caller's order decides which region goes first);
+    /// The pending actions' regions, grouped by server, the servers and each server's regions
+    /// in the order of their first pending action (so the caller's order decides which region
+    /// goes first);
     /// actions that cannot be located (or must not go where they are now) fail this round.
     /// `hints` are locations the caller found (by action index).
     async fn group_by_server(
@@ -250,17 +259,19 @@ impl<'a> Batch<'a> {
         op: &Operation<'_>,
         hints: Option<Vec<Option<Location>>>,
         failed: &mut Vec<(usize, Error)>,
-    ) -> FxHashMap<ServerName, Vec<RegionGroup>> {
-        // FxHash: server and region names come from the cluster, not from users.
-        let mut by_server: FxHashMap<ServerName, Vec<RegionGroup>> = FxHashMap::default();
+    ) -> Vec<(ServerName, Vec<RegionGroup>)> {
+        let mut by_server: Vec<(ServerName, Vec<RegionGroup>)> = Vec::new();
+        // Where each server is in `by_server`. FxHash: server and region names come from the
+        // cluster, not from users.
+        let mut servers: FxHashMap<ServerName, usize> = FxHashMap::default();
         // Where each region is in its server's list. Keyed by server too: a region another
         // task relocates while this round locates its actions is then found on two servers,
         // and one server's position must never index another's list.
         let mut slot: FxHashMap<(ServerName, Bytes), usize> = FxHashMap::default();
         // Actions of one region mostly come one after another (the mutator sends region
-        // queues): the previous action's location and slot are tried first, by pointer (the
-        // same location is the same server and region).
-        let mut last: Option<(Location, usize)> = None;
+        // queues): the previous action's location and slots are tried first, by pointer (the
+        // same location is the same server and region), without hashing its server.
+        let mut last: Option<(Location, usize, usize)> = None;
         for &idx in &self.pending {
             let hint = hints.as_ref().and_then(|h| h[idx].clone());
             let loc = match hint {
@@ -297,15 +308,17 @@ impl<'a> Batch<'a> {
                     continue;
                 }
             }
-            if let Some((l, at)) = &last {
+            if let Some((l, s, at)) = &last {
                 if Arc::ptr_eq(l, &loc) {
-                    if let Some(regions) = by_server.get_mut(&loc.server) {
-                        regions[*at].1.push(idx);
-                        continue;
-                    }
+                    by_server[*s].1[*at].1.push(idx);
+                    continue;
                 }
             }
-            let regions = by_server.entry(loc.server.clone()).or_default();
+            let s = *servers.entry(loc.server.clone()).or_insert_with(|| {
+                by_server.push((loc.server.clone(), Vec::new()));
+                by_server.len() - 1
+            });
+            let regions = &mut by_server[s].1;
             let key = (loc.server.clone(), loc.region.name.clone());
             let at = match slot.get(&key) {
                 Some(&at) => {
@@ -318,7 +331,7 @@ impl<'a> Batch<'a> {
                     regions.len() - 1
                 }
             };
-            last = Some((loc, at));
+            last = Some((loc, s, at));
         }
         by_server
     }
@@ -440,11 +453,12 @@ impl<'a> Batch<'a> {
             writer.region(&region_specifier(&loc.region.name));
             for &idx in idxs {
                 let nonce = self.tracked[idx].nonce;
-                writer.action(&self.actions[idx].to_proto(
-                    order.len() as u32,
-                    nonce,
-                    &mut cellblock,
-                ));
+                let action = &self.actions[idx];
+                let index = order.len() as u32;
+                match action.encode_cells(&mut cellblock) {
+                    Some(m) => writer.mutation(index, &m, nonce),
+                    None => writer.action(&action.to_proto(index, nonce, &mut cellblock)),
+                }
                 order.push(idx);
             }
         }

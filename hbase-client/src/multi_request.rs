@@ -10,8 +10,13 @@
 //! a repeated field's elements one by one, so the bytes are those of the struct.
 
 use bytes::{Buf, BufMut};
-use prost::encoding::{encode_key, encode_varint, DecodeContext, WireType};
+use prost::encoding::{
+    encode_key, encode_varint, encoded_len_varint, int32, key_len, uint32, uint64, DecodeContext,
+    WireType,
+};
 use prost::{DecodeError, Message};
+
+use crate::ops::CellBlockMutation;
 
 /// `MultiRequest.regionAction`.
 const MULTI_REGION_ACTION: u32 = 1;
@@ -21,6 +26,16 @@ const MULTI_NONCE_GROUP: u32 = 2;
 const REGION_ACTION_REGION: u32 = 1;
 /// `RegionAction.action`.
 const REGION_ACTION_ACTION: u32 = 3;
+/// `Action.index`, `Action.mutation`.
+const ACTION_INDEX: u32 = 1;
+const ACTION_MUTATION: u32 = 2;
+/// `MutationProto` fields a cell-block mutation sets.
+const MUTATION_ROW: u32 = 1;
+const MUTATION_TYPE: u32 = 2;
+const MUTATION_TIMESTAMP: u32 = 4;
+const MUTATION_DURABILITY: u32 = 6;
+const MUTATION_CELL_COUNT: u32 = 8;
+const MUTATION_NONCE: u32 = 9;
 
 /// A message already encoded (its fields, without a length delimiter), sent as it is.
 #[derive(Debug, Default)]
@@ -71,6 +86,47 @@ impl MultiRequestWriter {
         prost::encoding::message::encode(REGION_ACTION_ACTION, action, &mut self.region);
     }
 
+    /// Appends a put's or delete's action (cells in the cell block) to the current region's:
+    /// the bytes of `writer.action` with `Action { index, mutation: m.to_proto(nonce) }`,
+    /// written field by field in field-number order, as prost writes the struct.
+    pub(crate) fn mutation(&mut self, index: u32, m: &CellBlockMutation<'_>, nonce: Option<u64>) {
+        let kind = m.kind as i32;
+        let durability = m.durability.map(|d| d as i32);
+        let mutation_len = key_len(MUTATION_ROW)
+            + encoded_len_varint(m.row.len() as u64)
+            + m.row.len()
+            + int32::encoded_len(MUTATION_TYPE, &kind)
+            + m.timestamp
+                .map_or(0, |t| uint64::encoded_len(MUTATION_TIMESTAMP, &t))
+            + durability.map_or(0, |d| int32::encoded_len(MUTATION_DURABILITY, &d))
+            + int32::encoded_len(MUTATION_CELL_COUNT, &m.cells)
+            + nonce.map_or(0, |n| uint64::encoded_len(MUTATION_NONCE, &n));
+        let action_len = uint32::encoded_len(ACTION_INDEX, &index)
+            + key_len(ACTION_MUTATION)
+            + encoded_len_varint(mutation_len as u64)
+            + mutation_len;
+        let out = &mut self.region;
+        encode_key(REGION_ACTION_ACTION, WireType::LengthDelimited, out);
+        encode_varint(action_len as u64, out);
+        uint32::encode(ACTION_INDEX, &index, out);
+        encode_key(ACTION_MUTATION, WireType::LengthDelimited, out);
+        encode_varint(mutation_len as u64, out);
+        encode_key(MUTATION_ROW, WireType::LengthDelimited, out);
+        encode_varint(m.row.len() as u64, out);
+        out.extend_from_slice(m.row);
+        int32::encode(MUTATION_TYPE, &kind, out);
+        if let Some(t) = m.timestamp {
+            uint64::encode(MUTATION_TIMESTAMP, &t, out);
+        }
+        if let Some(d) = durability {
+            int32::encode(MUTATION_DURABILITY, &d, out);
+        }
+        int32::encode(MUTATION_CELL_COUNT, &m.cells, out);
+        if let Some(n) = nonce {
+            uint64::encode(MUTATION_NONCE, &n, out);
+        }
+    }
+
     fn end_region(&mut self) {
         if self.region.is_empty() {
             return;
@@ -98,6 +154,53 @@ impl MultiRequestWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cell-block mutation written field by field is the prost `Action` holding its
+    /// `to_proto`, byte for byte, for every optional field set or not and for lengths and
+    /// numbers that take more than one varint byte.
+    #[test]
+    fn a_mutation_is_its_structs_bytes() {
+        use hbase_proto::mutation_proto::{Durability, MutationType};
+        let short = bytes::Bytes::from_static(b"user0001");
+        let long = bytes::Bytes::from(vec![b'r'; 300]);
+        let mut checked = 0;
+        for row in [&short, &long] {
+            for kind in [MutationType::Put, MutationType::Delete] {
+                for timestamp in [None, Some(0), Some(u64::MAX >> 1)] {
+                    for durability in [
+                        None,
+                        Some(Durability::UseDefault),
+                        Some(Durability::FsyncWal),
+                    ] {
+                        for cells in [0, 1, 10, 300] {
+                            for nonce in [None, Some(7), Some(u64::MAX)] {
+                                for index in [0u32, 127, 128, 70_000] {
+                                    let m = CellBlockMutation {
+                                        row,
+                                        kind,
+                                        timestamp,
+                                        durability,
+                                        cells,
+                                    };
+                                    let mut by_fields = MultiRequestWriter::default();
+                                    by_fields.mutation(index, &m, nonce);
+                                    let mut by_struct = MultiRequestWriter::default();
+                                    by_struct.action(&hbase_proto::Action {
+                                        index: Some(index),
+                                        mutation: Some(m.to_proto(nonce)),
+                                        ..Default::default()
+                                    });
+                                    assert_eq!(by_fields.region, by_struct.region);
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 2 * 3 * 3 * 4 * 3 * 4);
+    }
 
     /// The writer's bytes are the prost struct's, so the server reads the same request.
     #[test]

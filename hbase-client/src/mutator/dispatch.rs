@@ -174,6 +174,11 @@ struct RegionQueue {
     /// placed in it was located elsewhere, or when one of its requests ended and the location
     /// cache knew better); its task limit applies to the queue's next requests.
     server: String,
+    /// A location whose server is `server` (its region's, as located when the queue was made
+    /// or last found there): a write located at that same location is placed without
+    /// comparing addresses again (`is_at` parses a port: about 150 instructions a put).
+    /// Cleared when the queue moves.
+    confirmed: Option<Location>,
     entries: VecDeque<Entry>,
     /// Requests in flight made from this queue.
     tasks: usize,
@@ -283,16 +288,17 @@ impl Dispatch {
     fn settle(&self, sent: &Sent, outcome: Result<ActionResult>) {
         if sent.stage != Stage::Unplaced {
             let mut st = self.lock();
-            if let Some(p) = st.rows.get_mut(&sent.row) {
+            // Taken out and put back if writes of the row remain: one lookup for a row's
+            // last write (the common case), where a lookup and then a removal took two.
+            if let Some((row, mut p)) = st.rows.remove_entry(&sent.row) {
                 p.placed -= 1;
                 if sent.stage == Stage::InFlight {
                     p.in_flight -= 1;
                 }
-                if p.placed == 0 {
-                    st.rows.remove(&sent.row);
-                    if st.idle() {
-                        shed_empty(&mut st.rows);
-                    }
+                if p.placed > 0 {
+                    st.rows.insert(row, p);
+                } else if st.idle() {
+                    shed_empty(&mut st.rows);
                 }
             }
         }
@@ -378,8 +384,21 @@ async fn dispatch(d: &Arc<Dispatch>) {
         let deadline = Instant::now() + d.opts.rpc_timeout;
         // Read before the lookups: a location dropped while they run moves it.
         let generation = d.rt.locator.cache().generation();
-        // Located in place (a second queue of located entries cost another copy of them all).
+        // Located in place (a second queue of located entries cost another copy of them all),
+        // from the cache a chunk at a time under one lock (bounded, so that a large cut does
+        // not hold back locations being cached), then by lookups for the rest.
+        for chunk in taken.entries.make_contiguous().chunks_mut(LOCATE_CHUNK) {
+            d.rt.locator.find_cached(
+                &d.table,
+                chunk.iter_mut(),
+                |e| e.mutation.row(),
+                |e, loc| e.located = Some((loc, generation)),
+            );
+        }
         for i in 0..taken.entries.len() {
+            if taken.entries[i].located.is_some() {
+                continue;
+            }
             let row = taken.entries[i].mutation.row();
             let loc =
                 d.rt.locator
@@ -393,6 +412,9 @@ async fn dispatch(d: &Arc<Dispatch>) {
         let mut st = d.lock();
         let st = &mut *st;
         st.locating = 0;
+        // Room for every row at once: grown one doubling at a time as they were placed, the
+        // map rehashed all it held at each (about 140 instructions a put).
+        st.rows.reserve(taken.entries.len());
         while let Some(entry) = taken.entries.pop_front() {
             d.place(st, entry);
         }
@@ -404,6 +426,9 @@ async fn dispatch(d: &Arc<Dispatch>) {
         tokio::spawn(send_request(req));
     }
 }
+
+/// Rows a dispatch pass locates from the cache under one hold of its lock.
+const LOCATE_CHUNK: usize = 256;
 
 /// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
 /// left (the dispatcher task was dropped while it located them, as when its runtime shuts
@@ -462,6 +487,7 @@ fn rehome(
     to: String,
 ) {
     let from = std::mem::replace(&mut q.server, to);
+    q.confirmed = None;
     if q.ready {
         if let Some(old) = servers.get_mut(&from) {
             old.ready.retain(|k| k != key);
@@ -495,28 +521,25 @@ impl Dispatch {
     /// Places one located (or unlocatable) mutation in its region's queue, or in the queue of
     /// an earlier unanswered write to its row (caller holds the state lock).
     fn place(&self, st: &mut State, entry: Entry) {
-        let loc = entry.located.as_ref().map(|(l, _)| l.clone());
+        let loc = entry.located.as_ref().map(|(l, _)| l);
         // Unlocatable now: they queue under the empty name (no region has it); their
         // requests' retries look them up again.
-        let region = loc
-            .as_ref()
-            .map_or_else(Bytes::new, |l| l.region.name.clone());
+        let region = loc.map_or_else(Bytes::new, |l| l.region.name.clone());
         // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
-        let (key, own) = match st.rows.get_mut(entry.mutation.row()) {
-            Some(p) => {
+        // One lookup of the row (`entry`), not a miss and then an insert.
+        let (key, own) = match st.rows.entry(entry.mutation.row().clone()) {
+            Slot::Occupied(slot) => {
+                let p = slot.into_mut();
                 p.placed += 1;
                 (p.queue.clone(), p.queue == region)
             }
-            None => {
-                st.rows.insert(
-                    entry.mutation.row().clone(),
-                    PendingRow {
-                        queue: region.clone(),
-                        placed: 1,
-                        in_flight: 0,
-                        request: 0,
-                    },
-                );
+            Slot::Vacant(slot) => {
+                slot.insert(PendingRow {
+                    queue: region.clone(),
+                    placed: 1,
+                    in_flight: 0,
+                    request: 0,
+                });
                 (region, true)
             }
         };
@@ -524,8 +547,13 @@ impl Dispatch {
             Slot::Occupied(slot) => {
                 let q = slot.into_mut();
                 // The region's queue from before it moved: it goes where the region is.
-                if let Some(l) = loc.as_ref().filter(|_| own && !key.is_empty()) {
-                    if !is_at(&q.server, &l.server) {
+                if let Some(l) = loc.filter(|_| own && !key.is_empty()) {
+                    let confirmed = q.confirmed.as_ref().is_some_and(|c| Arc::ptr_eq(c, l));
+                    if confirmed {
+                        // Located where the queue is known to be.
+                    } else if is_at(&q.server, &l.server) {
+                        q.confirmed = Some(l.clone());
+                    } else {
                         // This lookup may predate a move that a request's end already
                         // followed: go only where the cache says the region is now.
                         let now = self
@@ -542,9 +570,8 @@ impl Dispatch {
                 q
             }
             Slot::Vacant(slot) => slot.insert(RegionQueue {
-                server: loc
-                    .as_ref()
-                    .map_or_else(String::new, |l| l.server.address()),
+                server: loc.map_or_else(String::new, |l| l.server.address()),
+                confirmed: loc.filter(|_| !key.is_empty()).cloned(),
                 entries: VecDeque::new(),
                 tasks: 0,
                 ready: false,
@@ -718,6 +745,8 @@ impl InFlight {
         // Sizes and locations go to the multi layer, which would otherwise compute both again.
         let generation = d.rt.locator.cache().generation();
         let mut known = crate::multi::Known {
+            // `mutate` refuses what fails validation; nothing else enters the queues.
+            validated: true,
             sizes: Vec::with_capacity(n),
             located: Vec::with_capacity(n),
             generation,

@@ -2,7 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::{Append, Delete, Get, Increment, Put, RowResult};
+use super::{Append, CellBlockMutation, Delete, Get, Increment, Put, RowResult};
 use crate::error::Result;
 
 /// A write: what a [`BufferedMutator`](crate::BufferedMutator) buffers.
@@ -139,6 +139,16 @@ impl Action {
         matches!(self, Action::Increment(_) | Action::Append(_))
     }
 
+    /// A put's or delete's header, its cells appended to `cellblock`; `None` for the other
+    /// actions (which carry their cells inline).
+    pub(crate) fn encode_cells(&self, cellblock: &mut BytesMut) -> Option<CellBlockMutation<'_>> {
+        match self {
+            Action::Put(p) => Some(p.encode_cells(cellblock)),
+            Action::Delete(d) => Some(d.encode_cells(cellblock)),
+            _ => None,
+        }
+    }
+
     /// The protobuf action; put and delete cells go to `cellblock`.
     pub(crate) fn to_proto(
         &self,
@@ -155,8 +165,8 @@ impl Action {
                 a.get = Some(g.to_proto());
                 return a;
             }
-            Action::Put(p) => p.to_cellblock_proto(cellblock),
-            Action::Delete(d) => d.to_cellblock_proto(cellblock),
+            Action::Put(p) => p.encode_cells(cellblock).to_proto(nonce),
+            Action::Delete(d) => d.encode_cells(cellblock).to_proto(nonce),
             Action::Increment(i) => i.to_proto(),
             Action::Append(a) => a.to_proto(),
         };

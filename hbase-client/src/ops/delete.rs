@@ -5,10 +5,10 @@ use hbase_proto::mutation_proto::{
     column_value::QualifierValue, ColumnValue, DeleteType, MutationType,
 };
 
-use super::{add_qualifier_value, mutation_proto};
+use super::{add_qualifier_value, mutation_proto, CellBlockMutation};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, check_row, encode_cell, encoded_len};
+use crate::rpc::cellblock::{check_family, check_row, encode_cell, encoded_len};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -89,7 +89,7 @@ impl Delete {
         check_row(&self.row)?;
         for t in &self.targets {
             let (Target::Family(f) | Target::FamilyVersion(f, _) | Target::Column(f, ..)) = t;
-            check_cell_limits(&self.row, f)?;
+            check_family(f)?;
         }
         Ok(())
     }
@@ -107,7 +107,7 @@ impl Delete {
         64 + self.row.len() + targets
     }
 
-    /// Bytes [`to_cellblock_proto`](Self::to_cellblock_proto) appends to the cell block
+    /// Bytes [`encode_cells`](Self::encode_cells) appends to the cell block
     /// (exactly: one marker per target, each with the row).
     pub(crate) fn cellblock_len(&self) -> usize {
         self.targets
@@ -122,7 +122,7 @@ impl Delete {
     }
 
     /// The mutation header for a cell-block encoding; delete markers go to `block`.
-    pub(crate) fn to_cellblock_proto(&self, block: &mut BytesMut) -> hbase_proto::MutationProto {
+    pub(crate) fn encode_cells(&self, block: &mut BytesMut) -> CellBlockMutation<'_> {
         let default_ts = self.timestamp.unwrap_or(LATEST_TIMESTAMP);
         for target in &self.targets {
             match target {
@@ -159,9 +159,13 @@ impl Delete {
                 }
             }
         }
-        let mut m = mutation_proto(&self.row, MutationType::Delete, Vec::new(), self.timestamp);
-        m.associated_cell_count = Some(self.targets.len() as i32);
-        m
+        CellBlockMutation {
+            row: &self.row,
+            kind: MutationType::Delete,
+            timestamp: self.timestamp,
+            durability: None,
+            cells: self.targets.len() as i32,
+        }
     }
 
     pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
@@ -228,8 +232,8 @@ mod tests {
         assert_eq!(qv.qualifier, None);
 
         let mut block = BytesMut::new();
-        let header = d.to_cellblock_proto(&mut block);
-        assert_eq!(header.associated_cell_count, Some(1));
+        let header = d.encode_cells(&mut block);
+        assert_eq!(header.cells, 1);
         let cells = CellBlockReader::new(block.freeze()).take(1).unwrap();
         assert_eq!(cells[0].cell_type(), CellType::DeleteFamilyVersion);
         assert_eq!(cells[0].timestamp(), 250);

@@ -176,6 +176,34 @@ pub(crate) fn add_qualifier_value(
     }
 }
 
+/// The `MutationProto` of a put or delete whose cells travel in the cell block: every field
+/// it sets. A Multi encodes it field by field (`MultiRequestWriter::mutation`) instead of
+/// building the prost struct (which clones the row) and encoding that: about 500
+/// instructions a buffered put less. [`to_proto`](Self::to_proto) is the same message as a
+/// struct.
+pub(crate) struct CellBlockMutation<'a> {
+    pub(crate) row: &'a Bytes,
+    pub(crate) kind: hbase_proto::mutation_proto::MutationType,
+    pub(crate) timestamp: Option<u64>,
+    /// Set only when not the table's default.
+    pub(crate) durability: Option<hbase_proto::mutation_proto::Durability>,
+    /// Its cells in the cell block (`associated_cell_count`).
+    pub(crate) cells: i32,
+}
+
+impl CellBlockMutation<'_> {
+    /// The message as a prost struct, with `nonce`.
+    pub(crate) fn to_proto(&self, nonce: Option<u64>) -> hbase_proto::MutationProto {
+        let mut m = mutation_proto(self.row, self.kind, Vec::new(), self.timestamp);
+        m.associated_cell_count = Some(self.cells);
+        if let Some(d) = self.durability {
+            m.set_durability(d);
+        }
+        m.nonce = nonce;
+        m
+    }
+}
+
 /// A mutation of `row` carrying its cells as protobuf column values.
 pub(crate) fn mutation_proto(
     row: &Bytes,

@@ -3,10 +3,10 @@
 use bytes::{Bytes, BytesMut};
 use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValue, MutationType};
 
-use super::{add_qualifier_value, mutation_proto, Mutation};
+use super::{add_qualifier_value, mutation_proto, CellBlockMutation, Mutation};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_cell_limits, check_cell_size, encode_cell, encoded_len};
+use crate::rpc::cellblock::{check_cell_size, check_family, check_row, encode_cell, encoded_len};
 
 /// How durably the server persists a mutation before acknowledging it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -128,8 +128,11 @@ impl Put {
                 "a put needs at least one cell".into(),
             ));
         }
+        // The row once, not per cell: the first failing check is the same as when every
+        // cell checked the row first (the first cell would have failed on it).
+        check_row(&self.row)?;
         for (family, qualifier, _, value) in &self.cells {
-            check_cell_limits(&self.row, family)?;
+            check_family(family)?;
             check_cell_size(&self.row, family, qualifier, value, max_kv)?;
         }
         Ok(())
@@ -159,8 +162,8 @@ impl Put {
             + data
     }
 
-    /// Bytes [`to_cellblock_proto`](Self::to_cellblock_proto) appends to the cell block
-    /// (exactly: every cell repeats the row).
+    /// Bytes [`encode_cells`](Self::encode_cells) appends to the cell block (exactly: every
+    /// cell repeats the row).
     pub(crate) fn cellblock_len(&self) -> usize {
         self.cells
             .iter()
@@ -168,8 +171,8 @@ impl Put {
             .sum()
     }
 
-    /// The mutation header for a cell-block encoding; the cells go to `block`.
-    pub(crate) fn to_cellblock_proto(&self, block: &mut BytesMut) -> hbase_proto::MutationProto {
+    /// Appends the cells to `block`; returns the mutation's header.
+    pub(crate) fn encode_cells(&self, block: &mut BytesMut) -> CellBlockMutation<'_> {
         let default_ts = self.timestamp.unwrap_or(LATEST_TIMESTAMP);
         for (family, qualifier, ts, value) in &self.cells {
             let ts = ts.unwrap_or(default_ts);
@@ -183,12 +186,14 @@ impl Put {
                 value,
             );
         }
-        let mut m = mutation_proto(&self.row, MutationType::Put, Vec::new(), self.timestamp);
-        m.associated_cell_count = Some(self.cells.len() as i32);
-        if self.durability != Durability::UseDefault {
-            m.set_durability(self.durability.to_proto());
+        CellBlockMutation {
+            row: &self.row,
+            kind: MutationType::Put,
+            timestamp: self.timestamp,
+            durability: (self.durability != Durability::UseDefault)
+                .then(|| self.durability.to_proto()),
+            cells: self.cells.len() as i32,
         }
-        m
     }
 
     pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {

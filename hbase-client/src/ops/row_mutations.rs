@@ -42,8 +42,8 @@ impl RowMutation {
     /// The mutation of a `Multi` action; puts' and deletes' cells go to `cellblock`.
     fn to_proto(&self, cellblock: &mut BytesMut) -> hbase_proto::MutationProto {
         match self {
-            RowMutation::Put(p) => p.to_cellblock_proto(cellblock),
-            RowMutation::Delete(d) => d.to_cellblock_proto(cellblock),
+            RowMutation::Put(p) => p.encode_cells(cellblock).to_proto(None),
+            RowMutation::Delete(d) => d.encode_cells(cellblock).to_proto(None),
             RowMutation::Increment(i) => i.to_proto(),
             RowMutation::Append(a) => a.to_proto(),
         }

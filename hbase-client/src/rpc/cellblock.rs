@@ -5,7 +5,7 @@
 //! qualifier | i64 timestamp | u8 type | value`, where `total = 8 + key_len + value_len`.
 //! Cells are concatenated with no count; messages say how many cells belong to them.
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use crate::cell::{put_key_value, Cell, CellType, KEY_INFRASTRUCTURE};
 use crate::error::{Error, Result};
@@ -29,10 +29,13 @@ pub fn encode_cell(
 ) {
     let key_len = KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len();
     buf.reserve(12 + key_len + value.len());
-    buf.put_u32((8 + key_len + value.len()) as u32);
-    buf.put_u32(key_len as u32);
-    buf.put_u32(value.len() as u32);
-    put_key_value(buf, row, family, qualifier, timestamp, cell_type, value);
+    let mut lengths = [0u8; 12];
+    lengths[..4].copy_from_slice(&((8 + key_len + value.len()) as u32).to_be_bytes());
+    lengths[4..8].copy_from_slice(&(key_len as u32).to_be_bytes());
+    lengths[8..].copy_from_slice(&(value.len() as u32).to_be_bytes());
+    put_key_value(
+        buf, &lengths, row, family, qualifier, timestamp, cell_type, value,
+    );
 }
 
 /// Largest KeyValue (key + value + 8 bytes of lengths) a mutation may carry: HBase's
@@ -75,6 +78,11 @@ pub fn check_cell_size(
 /// Checks HBase's hard limits on a cell's key parts before anything is sent.
 pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
     check_row(row)?;
+    check_family(family)
+}
+
+/// Checks a column family name: 1 to 127 bytes (its length is one byte of the key).
+pub fn check_family(family: &[u8]) -> Result<()> {
     if family.is_empty() || family.len() > 127 {
         return Err(Error::InvalidInput(format!(
             "column family name is {} bytes; it must be 1..=127",

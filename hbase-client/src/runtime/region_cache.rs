@@ -18,6 +18,22 @@ use bytes::Bytes;
 
 use crate::region::{Location, ServerName, TableName};
 
+/// One table's cached regions, read under the cache's lock ([`RegionCache::with_table`]).
+pub(crate) struct CachedTable<'a> {
+    regions: Option<&'a BTreeMap<Bytes, Location>>,
+}
+
+impl CachedTable<'_> {
+    /// The cached region that contains `row`.
+    pub(crate) fn find(&self, row: &[u8]) -> Option<Location> {
+        let (_, loc) = self
+            .regions?
+            .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(row)))
+            .next_back()?;
+        loc.region.contains(row).then(|| loc.clone())
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct RegionCache {
     /// FxHash: table names are few and chosen by the application; SipHash's defence against
@@ -41,12 +57,21 @@ impl RegionCache {
 
     /// The cached region of `table` that contains `row`.
     pub(crate) fn find(&self, table: &TableName, row: &[u8]) -> Option<Location> {
+        self.with_table(table, |cached| cached.find(row))
+    }
+
+    /// Runs `f` on `table`'s cached regions under one read lock and one lookup of the table,
+    /// for finding many rows (each [`find`](Self::find) takes both).
+    /// Keep `f` short: the cache takes no new locations while it runs.
+    pub(crate) fn with_table<R>(
+        &self,
+        table: &TableName,
+        f: impl FnOnce(&CachedTable<'_>) -> R,
+    ) -> R {
         let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
-        let regions = tables.get(table)?;
-        let (_, loc) = regions
-            .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(row)))
-            .next_back()?;
-        loc.region.contains(row).then(|| loc.clone())
+        f(&CachedTable {
+            regions: tables.get(table),
+        })
     }
 
     /// The cached region of `table` whose end key is `key`.
