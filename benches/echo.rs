@@ -67,7 +67,11 @@ fn main() {
     c.set_nodelay(true).unwrap();
     let (out, mut inb) = (vec![b'q'; req], vec![0u8; rep]);
     let mut samples = Vec::with_capacity(ops);
+    let mut cpu_before = (0.0, 0.0);
     for i in 0..warmup + ops {
+        if i == warmup {
+            cpu_before = thread_cpu();
+        }
         let t = Instant::now();
         c.write_all(&out).unwrap();
         c.read_exact(&mut inb).unwrap();
@@ -75,15 +79,36 @@ fn main() {
             samples.push(t.elapsed().as_nanos() as u64);
         }
     }
+    let cpu_after = thread_cpu();
     drop(c);
     server.join().unwrap();
+    // The client thread's own CPU (one blocking write and one read a round trip, and the
+    // kernel's work for them): the floor for a client's CPU per call on this machine.
+    let (user, sys) = (
+        (cpu_after.0 - cpu_before.0) / ops as f64,
+        (cpu_after.1 - cpu_before.1) / ops as f64,
+    );
     samples.sort_unstable();
     let at =
         |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)] as f64 / 1e3;
     let mean = samples.iter().sum::<u64>() as f64 / samples.len() as f64 / 1e3;
     println!(
-        "echo request={req} reply={rep} ops={ops} mean_us={mean:.1} p50_us={:.1} p99_us={:.1}",
+        "echo request={req} reply={rep} ops={ops} mean_us={mean:.1} p50_us={:.1} p99_us={:.1} client_cpu_us={:.2} client_user_us={user:.2} client_sys_us={sys:.2}",
         at(0.50),
-        at(0.99)
+        at(0.99),
+        user + sys,
     );
+}
+
+/// The calling thread's user and system CPU so far, in microseconds (`RUSAGE_THREAD`).
+fn thread_cpu() -> (f64, f64) {
+    // SAFETY: `usage` is a plain struct on the stack that getrusage fills.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let rc = libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+        assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+        usage
+    };
+    let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    (us(usage.ru_utime), us(usage.ru_stime))
 }
