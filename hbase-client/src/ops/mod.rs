@@ -92,7 +92,7 @@ impl EncodedFields {
             let mut inline = [0u8; INLINE_FIELDS];
             let mut rest: &mut [u8] = &mut inline[..len];
             encode(&mut (&mut rest as &mut dyn BufMut));
-            debug_assert!(rest.is_empty(), "encoded fields shorter than their length");
+            assert!(rest.is_empty(), "encoded fields shorter than their length");
             EncodedFields::Inline(inline, len)
         } else {
             let mut heap = Vec::with_capacity(len);

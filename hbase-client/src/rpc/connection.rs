@@ -94,6 +94,8 @@ struct Entry {
     /// When its caller stops waiting. The reader's check tells the caller then, unless the
     /// caller keeps a timer of its own (its deadline came before the check's next tick).
     deadline: Instant,
+    /// The caller keeps a timer of its own: the check need not run at its deadline.
+    own_timer: bool,
 }
 
 /// Hashes a call id with one multiplication (Fibonacci hashing): ids are small sequential
@@ -274,10 +276,14 @@ impl Shared {
         }
         if !lingering.is_empty() {
             let hold = self.read_timeout;
-            tokio::spawn(async move {
-                tokio::time::sleep(hold).await;
-                drop(lingering);
-            });
+            // Without a runtime (the reader dropped as its runtime goes away) nothing can
+            // hold them: they are released now.
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    tokio::time::sleep(hold).await;
+                    drop(lingering);
+                });
+            }
         }
         self.out_ready.notify_one();
     }
@@ -324,7 +330,7 @@ impl Shared {
                 }
                 if e.deadline <= now {
                     due.extend(e.reply.take());
-                } else {
+                } else if !e.own_timer {
                     next = next.min(e.deadline);
                 }
             }
@@ -350,7 +356,7 @@ impl Shared {
         let mut p = self.lock_pending();
         let mut next = Instant::now() + tick;
         for e in p.calls.values() {
-            if e.reply.is_some() {
+            if e.reply.is_some() && !e.own_timer {
                 next = next.min(e.deadline);
             }
         }
@@ -503,13 +509,19 @@ impl RpcConnection {
             what: format!("{} call to {}{queued}", meta.method, shared.addr),
             after: timeout,
         };
+        // When the call is registered: `now`, unless it first waited for a place under the cap
+        // (the connection's silence is measured from when it has a call outstanding).
+        let mut registered = now;
         // Beyond the cap, wait here (FIFO) rather than overflow the server's call queue.
         let permit = match shared.in_flight.clone().try_acquire_owned() {
             Ok(permit) => permit,
             Err(_) => {
                 let acquire = shared.in_flight.clone().acquire_owned();
                 match tokio::time::timeout_at(deadline, acquire).await {
-                    Ok(Ok(permit)) => permit,
+                    Ok(Ok(permit)) => {
+                        registered = Instant::now();
+                        permit
+                    }
                     Ok(Err(_)) => unreachable!("the in-flight semaphore is never closed"),
                     Err(_) => {
                         return Err(CallError::not_sent(timed_out(" (queued in the client)")))
@@ -526,9 +538,10 @@ impl RpcConnection {
             }
             let mut wake = false;
             if p.calls.is_empty() {
-                p.busy_since = now;
+                p.busy_since = registered;
                 wake = std::mem::take(&mut p.watchdog_parked);
             }
+            let own_timer = needs_own_timer(p.watch_at, deadline, wake);
             p.calls.insert(
                 call_id,
                 Entry {
@@ -536,9 +549,10 @@ impl RpcConnection {
                     permit,
                     orphaned_until: None,
                     deadline,
+                    own_timer,
                 },
             );
-            (wake, needs_own_timer(p.watch_at, deadline, wake))
+            (wake, own_timer)
         };
         if wake_watchdog {
             shared.busy.notify_one();
@@ -795,20 +809,21 @@ fn check_interval(read_timeout: Duration) -> Duration {
 }
 
 async fn read_loop(shared: Arc<Shared>, mut rd: Reader) {
-    // The reader also times out callers (its check); should it panic, the callers must not
-    // wait forever: the connection closes and fails them.
-    struct CloseOnPanic<'a>(&'a Shared);
-    impl Drop for CloseOnPanic<'_> {
+    // The reader also times out callers (its check): however it ends (a panic, or its task
+    // dropped with the runtime it ran on while callers on another runtime wait), the
+    // connection closes and fails them instead of leaving them waiting forever.
+    struct CloseOnDrop<'a>(&'a Shared);
+    impl Drop for CloseOnDrop<'_> {
         fn drop(&mut self) {
-            if std::thread::panicking() {
+            if !self.0.closed.load(Ordering::Acquire) {
                 self.0.close(Error::ConnectionClosed {
                     addr: self.0.addr.clone(),
-                    reason: "the connection's reader failed".into(),
+                    reason: "the connection's reader ended".into(),
                 });
             }
         }
     }
-    let _guard = CloseOnPanic(&shared);
+    let _guard = CloseOnDrop(&shared);
     let error = read_frames(&shared, &mut rd).await;
     shared.close(error);
 }
@@ -820,7 +835,7 @@ async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
     let mut wrapped = BytesMut::new();
     let tick = shared.tick;
     // When something was last read, as the check sees it: the time of the first check that
-    // found reads made since the one before (so a read timeout is noticed at most a tick
+    // found reads made since the one before (so a read timeout is noticed at most two ticks
     // late, never early). Reading the clock on every read cost about 70 instructions of a
     // call.
     let mut last_read = Instant::now();
@@ -988,6 +1003,10 @@ mod tests {
     use super::*;
 
     fn test_shared(read_timeout: Duration) -> Shared {
+        test_shared_with_cap(read_timeout, 8)
+    }
+
+    fn test_shared_with_cap(read_timeout: Duration, cap: usize) -> Shared {
         Shared {
             addr: "test:1".into(),
             counters: Arc::default(),
@@ -1007,7 +1026,7 @@ mod tests {
             closed: AtomicBool::new(false),
             next_call_id: AtomicU32::new(0),
             last_burst: AtomicUsize::new(0),
-            in_flight: Arc::new(Semaphore::new(8)),
+            in_flight: Arc::new(Semaphore::new(cap)),
             wrapping: None,
             sasl_reply_possible: AtomicBool::new(false),
             sasl: false,
@@ -1024,6 +1043,7 @@ mod tests {
                 permit,
                 orphaned_until: None,
                 deadline,
+                own_timer: false,
             },
         );
         rx
@@ -1056,6 +1076,63 @@ mod tests {
         assert!(matches!(soon.try_recv(), Ok(Reply::TimedOut)));
         assert!(later.try_recv().is_err());
         assert_eq!(shared.lock_pending().watch_at, Some(then + tick));
+    }
+
+    #[test]
+    fn a_reader_dropped_with_its_runtime_fails_the_callers() {
+        let shared = Arc::new(test_shared(Duration::from_secs(60)));
+        let mut waiting = add_call(&shared, 1, Instant::now() + Duration::from_secs(60));
+        // The server never answers (the other end stays open), and the reader's runtime goes.
+        let (ours, _server) = tokio::io::duplex(64);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            tokio::spawn(read_loop(shared.clone(), Box::new(ours)));
+            tokio::task::yield_now().await;
+        });
+        drop(rt);
+        assert!(shared.closed.load(Ordering::Acquire));
+        match waiting.try_recv() {
+            Ok(Reply::Closed(Error::ConnectionClosed { reason, .. })) => {
+                assert!(reason.contains("reader ended"), "{reason}")
+            }
+            _ => panic!("the caller was not told: it would wait forever"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_that_waited_for_the_cap_counts_silence_from_when_it_got_a_place() {
+        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 0));
+        let conn = RpcConnection {
+            shared: shared.clone(),
+            reader: tokio::spawn(async {}),
+            writer: tokio::spawn(async {}),
+        };
+        let asked = std::time::Instant::now();
+        let call = tokio::spawn(async move {
+            let meta = RequestMeta {
+                method: "Get",
+                timeout_ms: 0,
+                priority: 0,
+            };
+            let param = hbase_proto::GetRequest::default();
+            let _ = conn
+                .call(meta, &param, None, asked, Duration::from_secs(30))
+                .await;
+        });
+        // The call waits for a place under the cap; one frees up later.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let freed = Instant::now();
+        shared.in_flight.add_permits(1);
+        while shared.lock_pending().calls.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        // Silence before the call had a place is not the server's: it must not count toward
+        // the read timeout (which would close the connection early).
+        assert!(shared.lock_pending().busy_since >= freed);
+        call.abort();
     }
 
     #[test]
