@@ -32,7 +32,7 @@ use crate::ops::{
 use crate::region::{Location, TableName};
 use crate::rpc::cellblock::{check_row, CellBlockReader};
 use crate::rpc::connection::Delivery;
-use crate::rpc::frame::{RequestParam, ResponseBody};
+use crate::rpc::frame::ResponseBody;
 use crate::runtime::caller::{CallOptions, Endpoint, Idempotency, Operation, Place, Target};
 use crate::runtime::locator::Seek;
 use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
@@ -391,7 +391,7 @@ impl Table {
         parse: impl Fn(ResponseBody, &Endpoint) -> Result<T> + Sync,
     ) -> Result<T>
     where
-        Req: RequestParam + Send + Sync,
+        Req: prost::Message,
         T: Send,
     {
         let span = tracing::debug_span!("hbase", op = what, table = %self.name);
@@ -413,7 +413,7 @@ async fn attempt<Req, T>(
     parse: &(impl Fn(ResponseBody, &Endpoint) -> Result<T> + Sync),
 ) -> Result<T>
 where
-    Req: RequestParam + Send + Sync,
+    Req: prost::Message,
     T: Send,
 {
     let ep = op.resolve(target).await?;

@@ -28,15 +28,15 @@ pub use scan::{
     Consistency, ReadType, Scan, DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE,
 };
 
-use bytes::{BufMut, Bytes, BytesMut};
-
-use crate::rpc::frame::RequestParam;
+use bytes::{Buf, BufMut, Bytes};
 
 /// A request addressed to a region (`GetRequest`, `MutateRequest`: the region specifier is
 /// field 1) whose other fields were encoded once, before the attempts: only the region
 /// depends on where an attempt goes. Encoding the whole prost request for every attempt
 /// cloned the get or mutation and computed its length twice (about 1,000 instructions of a
 /// get). The bytes are those prost writes for the whole request (fields in number order).
+/// Only ever encoded (as `multi_request::Encoded`): nothing decodes into it.
+#[derive(Debug)]
 pub(crate) struct RegionRequest<'a> {
     /// The region's name (a `REGION_NAME` specifier).
     pub(crate) region: Bytes,
@@ -125,13 +125,27 @@ impl RegionRequest<'_> {
     }
 }
 
-impl RequestParam for RegionRequest<'_> {
-    fn param_len(&self) -> usize {
+impl prost::Message for RegionRequest<'_> {
+    fn encoded_len(&self) -> usize {
         let spec = self.specifier_len();
         1 + prost::encoding::encoded_len_varint(spec as u64) + spec + self.rest.len()
     }
 
-    fn encode_param(&self, buf: &mut BytesMut) {
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        prost::encoding::skip_field(wire_type, tag, buf, ctx)
+    }
+
+    fn clear(&mut self) {
+        self.rest = &[];
+    }
+
+    fn encode_raw(&self, buf: &mut impl BufMut) {
         use prost::encoding::{encode_key, encode_varint, WireType};
         encode_key(1, WireType::LengthDelimited, buf);
         encode_varint(self.specifier_len() as u64, buf);
@@ -226,15 +240,14 @@ mod tests {
     use super::*;
     use prost::Message;
 
-    fn encoded(param: &impl RequestParam) -> Vec<u8> {
-        let mut buf = BytesMut::new();
-        param.encode_param(&mut buf);
+    fn encoded(param: &RegionRequest<'_>) -> Vec<u8> {
+        let buf = param.encode_to_vec();
         assert_eq!(
             buf.len(),
-            param.param_len(),
-            "param_len matches what is written"
+            param.encoded_len(),
+            "encoded_len matches what is written"
         );
-        buf.to_vec()
+        buf
     }
 
     fn region(len: usize) -> Bytes {

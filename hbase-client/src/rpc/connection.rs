@@ -497,7 +497,7 @@ impl RpcConnection {
     pub(crate) async fn call(
         &self,
         meta: RequestMeta<'_>,
-        param: &impl frame::RequestParam,
+        param: &impl prost::Message,
         cellblock: Option<&[u8]>,
         now: std::time::Instant,
         timeout: Duration,

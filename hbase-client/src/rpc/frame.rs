@@ -131,31 +131,12 @@ pub struct RequestMeta<'a> {
     pub priority: u32,
 }
 
-/// A request's parameter message, as a frame carries it: any protobuf message, or a request
-/// encoded in parts ahead of time (`ops::RegionRequest`: the parts that do not depend on where
-/// an attempt goes are encoded once, not once per attempt).
-pub trait RequestParam {
-    /// The length of the encoded message.
-    fn param_len(&self) -> usize;
-    /// Appends the encoded message (without its length) to `buf`.
-    fn encode_param(&self, buf: &mut BytesMut);
-}
-
-impl<M: Message> RequestParam for M {
-    fn param_len(&self) -> usize {
-        self.encoded_len()
-    }
-    fn encode_param(&self, buf: &mut BytesMut) {
-        self.encode_raw(buf);
-    }
-}
-
 /// Appends one request frame to `buf`.
 pub fn encode_request(
     buf: &mut BytesMut,
     call_id: u32,
     meta: RequestMeta<'_>,
-    param: &impl RequestParam,
+    param: &impl Message,
     cellblock: Option<&[u8]>,
 ) {
     let header = HeaderFields {
@@ -164,7 +145,7 @@ pub fn encode_request(
         cellblock_len: cellblock.map(|cb| cb.len() as u32),
     };
     let header_len = header.encoded_len();
-    let param_len = param.param_len();
+    let param_len = param.encoded_len();
     let cb_len = cellblock.map_or(0, <[u8]>::len);
     let total = prost::length_delimiter_len(header_len)
         + header_len
@@ -175,8 +156,9 @@ pub fn encode_request(
     buf.put_u32(total as u32);
     prost::encoding::encode_varint(header_len as u64, buf);
     header.encode(buf);
+    // The length once (`encode_length_delimited` computes it again).
     prost::encoding::encode_varint(param_len as u64, buf);
-    param.encode_param(buf);
+    param.encode_raw(buf);
     if let Some(cb) = cellblock {
         buf.put_slice(cb);
     }

@@ -21,7 +21,7 @@ use crate::error::exceptions::{self, CacheAction, Retry, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::region::{Location, RegionLocation, ServerName, TableName};
 use crate::rpc::connection::{CallError, Delivery, RpcConnection};
-use crate::rpc::frame::{RequestMeta, RequestParam, ResponseBody, Service};
+use crate::rpc::frame::{RequestMeta, ResponseBody, Service};
 use crate::runtime::config::ClientConfig;
 use crate::runtime::locator::Seek;
 use crate::runtime::retry::RetryPolicy;
@@ -290,7 +290,7 @@ impl<'a> Operation<'a> {
 
     /// One call on `ep`, bounded by the RPC timeout and the operation deadline. A failure is
     /// classified and its stale cache entries dropped before it is returned.
-    pub(crate) async fn call<M: RequestParam>(
+    pub(crate) async fn call<M: prost::Message>(
         &self,
         ep: &Endpoint,
         method: &'static str,
@@ -309,7 +309,7 @@ impl<'a> Operation<'a> {
 
     /// [`Operation::call`] for a call covering several regions (`place`), whose delivery
     /// the caller tracks itself (a batch tracks each action).
-    pub(crate) async fn call_raw<M: RequestParam>(
+    pub(crate) async fn call_raw<M: prost::Message>(
         &self,
         ep: &Endpoint,
         place: Place<'_>,
