@@ -22,6 +22,7 @@ mod client;
 mod error;
 mod multi;
 mod multi_request;
+mod multi_response;
 mod mutator;
 mod ops;
 pub mod region;

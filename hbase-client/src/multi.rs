@@ -115,6 +115,10 @@ struct Batch<'a> {
     pending: Vec<usize>,
 }
 
+/// An action that failed in a round: its index, the error and, for a failed call, the server
+/// and whether the call can have reached it.
+type Failed = (usize, Error, Option<(String, Delivery)>);
+
 /// One region's actions of a round on their way to its server.
 struct RegionQueue {
     loc: Location,
@@ -207,19 +211,14 @@ impl<'a> Batch<'a> {
             .map(|(server, regions)| self.send_to_server(op, server, regions));
         let results: Vec<_> = futures_util::future::join_all(sends).await;
         for results in results {
-            for (idx, outcome, delivery) in results {
-                match outcome {
-                    Ok(r) => (self.on_outcome)(idx, Ok(r)),
-                    Err(e) => {
-                        if let Some((server, Delivery::Unknown)) = &delivery {
-                            let t = &mut self.tracked[idx];
-                            if self.actions[idx].is_write() && t.unanswered.is_none() {
-                                t.unanswered = Some(Box::new((server.clone(), e.duplicate())));
-                            }
-                        }
-                        failed.push((idx, e));
+            for (idx, e, delivery) in results {
+                if let Some((server, Delivery::Unknown)) = &delivery {
+                    let t = &mut self.tracked[idx];
+                    if self.actions[idx].is_write() && t.unanswered.is_none() {
+                        t.unanswered = Some(Box::new((server.clone(), e.duplicate())));
                     }
                 }
+                failed.push((idx, e));
             }
         }
         self.pending.clear();
@@ -348,7 +347,7 @@ impl<'a> Batch<'a> {
         op: &Operation<'_>,
         server: ServerName,
         regions: Vec<RegionGroup>,
-    ) -> Vec<(usize, Result<ActionResult>, Option<(String, Delivery)>)> {
+    ) -> Vec<Failed> {
         use futures_util::stream::{FuturesUnordered, StreamExt};
         let config = &self.rt.config;
         let (server_limit, region_limit) = (
@@ -428,13 +427,10 @@ impl<'a> Batch<'a> {
         out
     }
 
-    /// Sends one server's Multi and maps every action to its outcome (and, for a failed call,
-    /// whether it can have reached the server).
-    async fn send(
-        &self,
-        op: &Operation<'_>,
-        batch: ServerBatch,
-    ) -> Vec<(usize, Result<ActionResult>, Option<(String, Delivery)>)> {
+    /// Sends one server's Multi: each action answered with success is reported to the
+    /// caller's `on_outcome` as its answer is read; the failed ones are returned (with, for a
+    /// failed call, whether it can have reached the server).
+    async fn send(&self, op: &Operation<'_>, batch: ServerBatch) -> Vec<Failed> {
         // Room for every cell up front (exactly), so the block does not grow by doubling and
         // copying what it holds.
         let room: usize = batch
@@ -448,30 +444,33 @@ impl<'a> Batch<'a> {
         // answer (see multi_request.rs).
         let mut writer = MultiRequestWriter::default();
         let actions: usize = batch.regions.iter().map(|(_, idxs)| idxs.len()).sum();
-        let mut order: Vec<usize> = Vec::with_capacity(actions);
+        // Each action's index, and whether its answer is only "done" (a put or a delete),
+        // noted while the action is at hand: read again from the action when the answer
+        // comes, the action (long out of the CPU's caches in a large request) cost a cache
+        // miss for every result.
+        let mut order: Vec<(usize, bool)> = Vec::with_capacity(actions);
+        let mut nonces = false;
         for (loc, idxs) in &batch.regions {
             writer.region(&region_specifier(&loc.region.name));
             for &idx in idxs {
                 let nonce = self.tracked[idx].nonce;
+                nonces |= nonce.is_some();
                 let action = &self.actions[idx];
                 let index = order.len() as u32;
                 match action.encode_cells(&mut cellblock) {
                     Some(m) => writer.mutation(index, &m, nonce),
                     None => writer.action(&action.to_proto(index, nonce, &mut cellblock)),
                 }
-                order.push(idx);
+                order.push((idx, matches!(action, Action::Put(_) | Action::Delete(_))));
             }
         }
-        let nonce_group = order
-            .iter()
-            .any(|&i| self.tracked[i].nonce.is_some())
-            .then_some(self.rt.nonce_group);
+        let nonce_group = nonces.then_some(self.rt.nonce_group);
         let req = writer.finish(nonce_group);
         let server = batch.server.address();
         let fail_all = |e: &Error, delivery: Delivery| {
             order
                 .iter()
-                .map(|&i| (i, Err(e.duplicate()), Some((server.clone(), delivery))))
+                .map(|&(i, _)| (i, e.duplicate(), Some((server.clone(), delivery))))
                 .collect::<Vec<_>>()
         };
         let locs: Vec<Location> = batch.regions.iter().map(|(l, _)| l.clone()).collect();
@@ -496,30 +495,47 @@ impl<'a> Batch<'a> {
             Ok(body) => body,
             Err(failed) => return fail_all(&failed.error, failed.delivery),
         };
-        let resp: hbase_proto::MultiResponse = match body.decode() {
+        // Read in place, each action's result when its turn comes (see multi_response.rs).
+        let region_results = match crate::multi_response::region_results(&body.message) {
             Ok(r) => r,
             Err(e) => return fail_all(&e, Delivery::Unknown),
         };
         let mut cells = CellBlockReader::new(body.cellblock);
-        let mut out = Vec::with_capacity(order.len());
+        // Successes are reported here, as they are read; only failures go back to the round.
+        let mut out = Vec::new();
         let mut region_start = 0usize;
-        for ((loc, idxs), rar) in batch.regions.iter().zip(resp.region_action_result) {
+        // A result that cannot be decoded: the ones after it (whose cells may be out of step)
+        // are not read, and every action not yet answered has an unknown outcome.
+        let mut unreadable: Option<Error> = None;
+        for ((loc, idxs), rar) in batch.regions.iter().zip(region_results) {
             // This region's actions are `order[region_start..region_start + idxs.len()]`.
             let start = region_start;
             region_start += idxs.len();
             let here = std::slice::from_ref(loc);
+            if let Some(e) = &unreadable {
+                let unknown = Some((server.clone(), Delivery::Unknown));
+                out.extend(idxs.iter().map(|&i| (i, e.duplicate(), unknown.clone())));
+                continue;
+            }
             if let Some(ex) = rar.exception {
                 let e = Error::from_action_exception(&server, ex);
                 op.observe(&e, Place::Regions(here), Delivery::Answered);
-                out.extend(idxs.iter().map(|&i| (i, Err(e.duplicate()), None)));
+                out.extend(idxs.iter().map(|&i| (i, e.duplicate(), None)));
                 continue;
             }
             let mut seen = vec![false; idxs.len()];
-            for roe in rar.result_or_exception {
+            for roe in rar.results() {
+                let roe = match roe {
+                    Ok(roe) => roe,
+                    Err(e) => {
+                        unreadable = Some(e);
+                        break;
+                    }
+                };
                 let Some(pos) = roe.index.map(|i| i as usize).filter(|&i| i < order.len()) else {
                     continue;
                 };
-                let idx = order[pos];
+                let (idx, done_only) = order[pos];
                 match pos.checked_sub(start).filter(|&k| k < idxs.len()) {
                     Some(k) if !seen[k] => seen[k] = true,
                     // An index outside this region, or answered twice: not this region's.
@@ -530,30 +546,43 @@ impl<'a> Batch<'a> {
                     op.observe(&e, Place::Regions(here), Delivery::Answered);
                     Err(e)
                 } else {
-                    match (&self.actions[idx], roe.result) {
-                        (Action::Put(_) | Action::Delete(_), Some(r)) => {
+                    match (done_only, roe.result) {
+                        (true, Some(r)) => {
                             // Mutations may carry (empty) results; keep the cell block in step.
                             result_from_proto(r, &mut cells).map(|_| ActionResult::Done)
                         }
-                        (Action::Put(_) | Action::Delete(_), None) => Ok(ActionResult::Done),
-                        (_, Some(r)) => result_from_proto(r, &mut cells)
+                        (true, None) => Ok(ActionResult::Done),
+                        (false, Some(r)) => result_from_proto(r, &mut cells)
                             .map(|row| ActionResult::Row((!row.is_empty()).then_some(row))),
-                        (_, None) => Ok(ActionResult::Row(None)),
+                        (false, None) => Ok(ActionResult::Row(None)),
                     }
                 };
-                out.push((idx, outcome, None));
+                match outcome {
+                    Ok(r) => (self.on_outcome)(idx, Ok(r)),
+                    Err(e) => out.push((idx, e, None)),
+                }
             }
             for (k, &idx) in idxs.iter().enumerate() {
-                if !seen[k] {
-                    let e = Error::Protocol("server returned no result for an action".into());
-                    out.push((idx, Err(e), None));
+                if seen[k] {
+                    continue;
+                }
+                match &unreadable {
+                    Some(e) => out.push((
+                        idx,
+                        e.duplicate(),
+                        Some((server.clone(), Delivery::Unknown)),
+                    )),
+                    None => {
+                        let e = Error::Protocol("server returned no result for an action".into());
+                        out.push((idx, e, None));
+                    }
                 }
             }
         }
         // Regions the server left out of its answer.
-        for &idx in &order[region_start.min(order.len())..] {
+        for &(idx, _) in &order[region_start.min(order.len())..] {
             let e = Error::Protocol("server returned no result for a region".into());
-            out.push((idx, Err(e), None));
+            out.push((idx, e, None));
         }
         out
     }

@@ -98,6 +98,15 @@ impl RegionCache {
         }
         let mut tables = self.tables.write().unwrap_or_else(|e| e.into_inner());
         let regions = tables.entry(loc.region.table.clone()).or_default();
+        // Learned again as it is cached (a meta lookup caches the predecessors of the region
+        // it wanted too, mostly unchanged): nothing is dropped, so the locations found before
+        // stay valid (the generation does not move) and the cached handle stays the same.
+        if regions
+            .get(&loc.region.start_key)
+            .is_some_and(|cached| **cached == *loc)
+        {
+            return;
+        }
         let start = loc.region.start_key.clone();
         let end = loc.region.end_key.clone();
         // Regions starting inside [start, end) overlap, and so does the one starting before
@@ -284,6 +293,32 @@ mod tests {
         assert_eq!(cache.generation(), g3, "no region on that server");
         cache.invalidate_table(&t);
         assert_ne!(cache.generation(), g3);
+    }
+
+    #[test]
+    fn relearning_a_cached_location_drops_nothing_and_keeps_its_handle() {
+        // Every meta lookup caches the wanted region and its predecessors again, most of them
+        // unchanged: that must not move the generation (which voids the locations that
+        // batches and the mutator found before it) nor replace the cached handle.
+        let t = TableName::parse("t").unwrap();
+        let cache = RegionCache::default();
+        let first = loc(&t, "", "m", 1, 1);
+        cache.insert(first.clone());
+        cache.insert(loc(&t, "m", "", 1, 2));
+        let g0 = cache.generation();
+        cache.insert(loc(&t, "", "m", 1, 1));
+        cache.insert(loc(&t, "m", "", 1, 2));
+        assert_eq!(cache.generation(), g0, "equal locations drop nothing");
+        assert!(Arc::ptr_eq(&cache.find(&t, b"a").unwrap(), &first));
+        // The same region on another server, or another region at the same start, still
+        // replaces it.
+        cache.insert(loc(&t, "", "m", 1, 3));
+        assert_ne!(cache.generation(), g0);
+        assert_eq!(cache.find(&t, b"a").unwrap().server.port, 3);
+        let g1 = cache.generation();
+        cache.insert(loc(&t, "", "m", 2, 3));
+        assert_ne!(cache.generation(), g1);
+        assert_eq!(cache.find(&t, b"a").unwrap().region.region_id, 2);
     }
 
     #[test]
