@@ -239,6 +239,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_result_that_cannot_be_decoded_is_an_error_where_it_is_reached() {
+        // Well-formed around it: a result whose `index` (a varint) comes length-delimited.
+        let good = roe(0, None).encode_to_vec();
+        let bad_roe = [0x0a, 0x01, 0x07];
+        let mut region = Vec::new();
+        for r in [&good[..], &bad_roe[..], &good[..]] {
+            region.push(0x0a);
+            region.push(r.len() as u8);
+            region.extend_from_slice(r);
+        }
+        let mut message = vec![0x0a, region.len() as u8];
+        message.extend_from_slice(&region);
+        let message = Bytes::from(message);
+        assert!(MultiResponse::decode(message.clone()).is_err());
+        let regions = region_results(&message).unwrap();
+        let mut results = regions[0].results();
+        assert_eq!(results.next().unwrap().unwrap(), roe(0, None));
+        let e = results.next().unwrap().unwrap_err();
+        assert!(matches!(e, Error::Protocol(_)), "{e:?}");
+    }
+
     proptest! {
         /// On any bytes, the walk and prost agree: both fail, or both give the same results
         /// (an action's result that prost rejects is an error where the walk reaches it).
