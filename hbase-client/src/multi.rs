@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap;
 use crate::error::exceptions::{PauseClass, Retry};
 use crate::error::{Error, ErrorKind, Result};
 use crate::multi_request::MultiRequestWriter;
+use crate::multi_response::RegionResult;
 use crate::ops::{region_specifier, result_from_proto, Action, ActionResult};
 use crate::region::{Location, ServerName, TableName};
 use crate::rpc::cellblock::CellBlockReader;
@@ -445,9 +446,8 @@ impl<'a> Batch<'a> {
         let mut writer = MultiRequestWriter::default();
         let actions: usize = batch.regions.iter().map(|(_, idxs)| idxs.len()).sum();
         // Each action's index, and whether its answer is only "done" (a put or a delete),
-        // noted while the action is at hand: read again from the action when the answer
-        // comes, the action (long out of the CPU's caches in a large request) cost a cache
-        // miss for every result.
+        // noted while the action is at hand: reading the action again when its answer comes
+        // cost a cache miss per result in a large request.
         let mut order: Vec<(usize, bool)> = Vec::with_capacity(actions);
         let mut nonces = false;
         for (loc, idxs) in &batch.regions {
@@ -500,91 +500,21 @@ impl<'a> Batch<'a> {
             Ok(r) => r,
             Err(e) => return fail_all(&e, Delivery::Unknown),
         };
-        let mut cells = CellBlockReader::new(body.cellblock);
-        // Successes are reported here, as they are read; only failures go back to the round.
-        let mut out = Vec::new();
-        let mut region_start = 0usize;
-        // A result that cannot be decoded: the ones after it (whose cells may be out of step)
-        // are not read, and every action not yet answered has an unknown outcome.
-        let mut unreadable: Option<Error> = None;
-        for ((loc, idxs), rar) in batch.regions.iter().zip(region_results) {
-            // This region's actions are `order[region_start..region_start + idxs.len()]`.
-            let start = region_start;
-            region_start += idxs.len();
-            let here = std::slice::from_ref(loc);
-            if let Some(e) = &unreadable {
-                let unknown = Some((server.clone(), Delivery::Unknown));
-                out.extend(idxs.iter().map(|&i| (i, e.duplicate(), unknown.clone())));
-                continue;
-            }
-            if let Some(ex) = rar.exception {
-                let e = Error::from_action_exception(&server, ex);
-                op.observe(&e, Place::Regions(here), Delivery::Answered);
-                out.extend(idxs.iter().map(|&i| (i, e.duplicate(), None)));
-                continue;
-            }
-            let mut seen = vec![false; idxs.len()];
-            for roe in rar.results() {
-                let roe = match roe {
-                    Ok(roe) => roe,
-                    Err(e) => {
-                        unreadable = Some(e);
-                        break;
-                    }
-                };
-                let Some(pos) = roe.index.map(|i| i as usize).filter(|&i| i < order.len()) else {
-                    continue;
-                };
-                let (idx, done_only) = order[pos];
-                match pos.checked_sub(start).filter(|&k| k < idxs.len()) {
-                    Some(k) if !seen[k] => seen[k] = true,
-                    // An index outside this region, or answered twice: not this region's.
-                    _ => continue,
-                }
-                let outcome = if let Some(ex) = roe.exception {
-                    let e = Error::from_action_exception(&server, ex);
-                    op.observe(&e, Place::Regions(here), Delivery::Answered);
-                    Err(e)
-                } else {
-                    match (done_only, roe.result) {
-                        (true, Some(r)) => {
-                            // Mutations may carry (empty) results; keep the cell block in step.
-                            result_from_proto(r, &mut cells).map(|_| ActionResult::Done)
-                        }
-                        (true, None) => Ok(ActionResult::Done),
-                        (false, Some(r)) => result_from_proto(r, &mut cells)
-                            .map(|row| ActionResult::Row((!row.is_empty()).then_some(row))),
-                        (false, None) => Ok(ActionResult::Row(None)),
-                    }
-                };
-                match outcome {
-                    Ok(r) => (self.on_outcome)(idx, Ok(r)),
-                    Err(e) => out.push((idx, e, None)),
-                }
-            }
-            for (k, &idx) in idxs.iter().enumerate() {
-                if seen[k] {
-                    continue;
-                }
-                match &unreadable {
-                    Some(e) => out.push((
-                        idx,
-                        e.duplicate(),
-                        Some((server.clone(), Delivery::Unknown)),
-                    )),
-                    None => {
-                        let e = Error::Protocol("server returned no result for an action".into());
-                        out.push((idx, e, None));
-                    }
-                }
-            }
-        }
-        // Regions the server left out of its answer.
-        for &(idx, _) in &order[region_start.min(order.len())..] {
-            let e = Error::Protocol("server returned no result for a region".into());
-            out.push((idx, e, None));
-        }
-        out
+        read_answers(
+            &batch.regions,
+            &order,
+            region_results,
+            CellBlockReader::new(body.cellblock),
+            &server,
+            &mut |e, loc| {
+                op.observe(
+                    e,
+                    Place::Regions(std::slice::from_ref(loc)),
+                    Delivery::Answered,
+                );
+            },
+            self.on_outcome,
+        )
     }
 
     /// A write that an unanswered round may have applied fails as an unknown outcome.
@@ -633,4 +563,279 @@ fn paces_harder(e: &Error, than: &Error) -> bool {
         (pause, v.kind == ErrorKind::RegionMoved)
     };
     rank(e) > rank(than)
+}
+
+/// Maps a Multi's answer to its actions (`order`: each action's index into the caller's
+/// actions, and whether it answers only "done"; `regions`: the request's regions, each with its
+/// run of `order`). Each success goes to `on_outcome` as it is read; the failures are returned.
+/// `observe` sees each exception with the region it came from.
+#[allow(clippy::too_many_arguments)]
+fn read_answers(
+    regions: &[RegionGroup],
+    order: &[(usize, bool)],
+    region_results: Vec<RegionResult>,
+    mut cells: CellBlockReader,
+    server: &str,
+    observe: &mut dyn FnMut(&Error, &Location),
+    on_outcome: OnOutcome<'_>,
+) -> Vec<Failed> {
+    // Successes are reported here, as they are read; only failures go back to the round.
+    let mut out = Vec::new();
+    let mut region_start = 0usize;
+    // A result that cannot be decoded, or whose cells cannot be read: the ones after it
+    // (whose cells would be out of step) are not read, and every action not yet answered
+    // has an unknown outcome (the server answered; what it answered cannot be known).
+    let mut unreadable: Option<Error> = None;
+    for ((loc, idxs), rar) in regions.iter().zip(region_results) {
+        // This region's actions are `order[region_start..region_start + idxs.len()]`.
+        let start = region_start;
+        region_start += idxs.len();
+        if let Some(e) = &unreadable {
+            let unknown = Some((server.to_string(), Delivery::Unknown));
+            out.extend(idxs.iter().map(|&i| (i, e.duplicate(), unknown.clone())));
+            continue;
+        }
+        if let Some(ex) = rar.exception {
+            let e = Error::from_action_exception(server, ex);
+            observe(&e, loc);
+            out.extend(idxs.iter().map(|&i| (i, e.duplicate(), None)));
+            continue;
+        }
+        let mut seen = vec![false; idxs.len()];
+        for roe in rar.results() {
+            let roe = match roe {
+                Ok(roe) => roe,
+                Err(e) => {
+                    unreadable = Some(e);
+                    break;
+                }
+            };
+            // The result's cells first, whatever the result is for, so that every later
+            // result reads its own; cells that cannot be read leave the rest unreadable
+            // (this action's answer included).
+            let row = match roe
+                .result
+                .map(|r| result_from_proto(r, &mut cells))
+                .transpose()
+            {
+                Ok(row) => row,
+                Err(e) => {
+                    unreadable = Some(e);
+                    break;
+                }
+            };
+            let Some(pos) = roe.index.map(|i| i as usize).filter(|&i| i < order.len()) else {
+                continue;
+            };
+            let (idx, done_only) = order[pos];
+            match pos.checked_sub(start).filter(|&k| k < idxs.len()) {
+                Some(k) if !seen[k] => seen[k] = true,
+                // An index outside this region, or answered twice: not this region's.
+                _ => continue,
+            }
+            if let Some(ex) = roe.exception {
+                let e = Error::from_action_exception(server, ex);
+                observe(&e, loc);
+                out.push((idx, e, None));
+            } else if done_only {
+                // Mutations may carry (empty) results, read above.
+                on_outcome(idx, Ok(ActionResult::Done));
+            } else {
+                let row = row.filter(|row| !row.is_empty());
+                on_outcome(idx, Ok(ActionResult::Row(row)));
+            }
+        }
+        for (k, &idx) in idxs.iter().enumerate() {
+            if seen[k] {
+                continue;
+            }
+            match &unreadable {
+                Some(e) => out.push((
+                    idx,
+                    e.duplicate(),
+                    Some((server.to_string(), Delivery::Unknown)),
+                )),
+                None => {
+                    let e = Error::Protocol("server returned no result for an action".into());
+                    out.push((idx, e, None));
+                }
+            }
+        }
+    }
+    // Regions the server left out of its answer.
+    for &(idx, _) in &order[region_start.min(order.len())..] {
+        let e = Error::Protocol("server returned no result for a region".into());
+        out.push((idx, e, None));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellType;
+    use crate::multi_response::region_results;
+    use crate::region::{RegionInfo, RegionLocation};
+    use hbase_proto::{MultiResponse, RegionActionResult, ResultOrException};
+    use prost::Message;
+    use std::sync::Mutex;
+
+    fn location() -> Location {
+        let table = TableName::parse("t").unwrap();
+        let p = hbase_proto::RegionInfo {
+            region_id: 1,
+            table_name: table.to_proto(),
+            ..Default::default()
+        };
+        Arc::new(RegionLocation {
+            region: RegionInfo::from_proto(&p),
+            server: ServerName {
+                host: "h".into(),
+                port: 1,
+                start_code: 1,
+            },
+        })
+    }
+
+    /// A result at `index` whose answer has `cells` cells in the cell block.
+    fn answered(index: u32, cells: i32) -> ResultOrException {
+        ResultOrException {
+            index: Some(index),
+            result: Some(hbase_proto::Result {
+                associated_cell_count: Some(cells),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Reads `message` (one region, the caller's actions 10, 11 and 12: two puts and an
+    /// increment) with `cellblock`; gives the successes reported and the failures returned
+    /// (whether each is a protocol error, and the delivery it says).
+    fn read(
+        message: Vec<u8>,
+        cellblock: Bytes,
+    ) -> (
+        Vec<(usize, ActionResult)>,
+        Vec<(usize, bool, Option<Delivery>)>,
+    ) {
+        let loc = location();
+        let regions = vec![(loc, vec![10, 11, 12])];
+        let order = [(10, true), (11, true), (12, false)];
+        let reported = Mutex::new(Vec::new());
+        let on_outcome = |idx: usize, r: Result<ActionResult>| {
+            reported
+                .lock()
+                .unwrap()
+                .push((idx, r.expect("only successes are reported")));
+        };
+        let failed = read_answers(
+            &regions,
+            &order,
+            region_results(&Bytes::from(message)).unwrap(),
+            CellBlockReader::new(cellblock),
+            "h:1",
+            &mut |_, _| {},
+            &on_outcome,
+        );
+        let failed = failed
+            .into_iter()
+            .map(|(idx, e, call)| (idx, matches!(e, Error::Protocol(_)), call.map(|(_, d)| d)))
+            .collect();
+        (reported.into_inner().unwrap(), failed)
+    }
+
+    fn message(results: Vec<ResultOrException>) -> Vec<u8> {
+        MultiResponse {
+            region_action_result: vec![RegionActionResult {
+                result_or_exception: results,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn every_action_is_answered_once_with_its_own_cells() {
+        let mut block = BytesMut::new();
+        crate::rpc::cellblock::encode_cell(&mut block, b"r", b"f", b"q", 1, CellType::Put, b"8");
+        let (ok, failed) = read(
+            message(vec![answered(0, 0), answered(1, 0), answered(2, 1)]),
+            block.freeze(),
+        );
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(ok.len(), 3);
+        assert!(matches!(ok[0], (10, ActionResult::Done)));
+        assert!(matches!(ok[1], (11, ActionResult::Done)));
+        match &ok[2] {
+            (12, ActionResult::Row(Some(row))) => assert_eq!(row.cells[0].value(), b"8"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cells_that_cannot_be_read_leave_the_rest_unknown() {
+        // The second result says it has a cell; the block has none: its answer and the ones
+        // after it cannot be known, the first one's stands.
+        let (ok, failed) = read(
+            message(vec![answered(0, 0), answered(1, 1), answered(2, 0)]),
+            Bytes::new(),
+        );
+        assert!(matches!(ok[..], [(10, ActionResult::Done)]), "{ok:?}");
+        assert_eq!(
+            failed,
+            vec![
+                (11, true, Some(Delivery::Unknown)),
+                (12, true, Some(Delivery::Unknown)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_result_that_cannot_be_decoded_leaves_the_rest_unknown() {
+        // Well-formed around it: the second result's `index` (a varint) comes
+        // length-delimited.
+        let first = answered(0, 0).encode_to_vec();
+        let third = answered(2, 0).encode_to_vec();
+        let mut region = Vec::new();
+        for r in [&first[..], &[0x0a, 0x01, 0x07][..], &third[..]] {
+            region.push(0x0a);
+            region.push(r.len() as u8);
+            region.extend_from_slice(r);
+        }
+        let mut message = vec![0x0a, region.len() as u8];
+        message.extend_from_slice(&region);
+        let (ok, failed) = read(message, Bytes::new());
+        assert!(matches!(ok[..], [(10, ActionResult::Done)]), "{ok:?}");
+        assert_eq!(
+            failed,
+            vec![
+                (11, true, Some(Delivery::Unknown)),
+                (12, true, Some(Delivery::Unknown)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_result_for_no_action_of_the_region_still_passes_its_cells_over() {
+        // Index 7 is no action's; its cell must not be read as the increment's.
+        let mut block = BytesMut::new();
+        crate::rpc::cellblock::encode_cell(&mut block, b"x", b"f", b"q", 1, CellType::Put, b"no");
+        crate::rpc::cellblock::encode_cell(&mut block, b"r", b"f", b"q", 1, CellType::Put, b"yes");
+        let (ok, failed) = read(
+            message(vec![
+                answered(0, 0),
+                answered(1, 0),
+                answered(7, 1),
+                answered(2, 1),
+            ]),
+            block.freeze(),
+        );
+        assert!(failed.is_empty(), "{failed:?}");
+        match &ok[2] {
+            (12, ActionResult::Row(Some(row))) => assert_eq!(row.cells[0].value(), b"yes"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
