@@ -774,22 +774,26 @@ mod tests {
         }
     }
 
+    /// The first put answered; the second and the increment unknown (protocol errors).
+    fn only_the_first_answered(
+        (ok, failed): (
+            Vec<(usize, ActionResult)>,
+            Vec<(usize, bool, Option<Delivery>)>,
+        ),
+    ) {
+        assert!(matches!(ok[..], [(10, ActionResult::Done)]), "{ok:?}");
+        let unknown = Some(Delivery::Unknown);
+        assert_eq!(failed, vec![(11, true, unknown), (12, true, unknown)]);
+    }
+
     #[test]
     fn cells_that_cannot_be_read_leave_the_rest_unknown() {
         // The second result says it has a cell; the block has none: its answer and the ones
         // after it cannot be known, the first one's stands.
-        let (ok, failed) = read(
+        only_the_first_answered(read(
             message(vec![answered(0, 0), answered(1, 1), answered(2, 0)]),
             Bytes::new(),
-        );
-        assert!(matches!(ok[..], [(10, ActionResult::Done)]), "{ok:?}");
-        assert_eq!(
-            failed,
-            vec![
-                (11, true, Some(Delivery::Unknown)),
-                (12, true, Some(Delivery::Unknown)),
-            ]
-        );
+        ));
     }
 
     #[test]
@@ -806,15 +810,7 @@ mod tests {
         }
         let mut message = vec![0x0a, region.len() as u8];
         message.extend_from_slice(&region);
-        let (ok, failed) = read(message, Bytes::new());
-        assert!(matches!(ok[..], [(10, ActionResult::Done)]), "{ok:?}");
-        assert_eq!(
-            failed,
-            vec![
-                (11, true, Some(Delivery::Unknown)),
-                (12, true, Some(Delivery::Unknown)),
-            ]
-        );
+        only_the_first_answered(read(message, Bytes::new()));
     }
 
     #[test]
