@@ -680,6 +680,11 @@ mod tests {
     use prost::Message;
     use std::sync::Mutex;
 
+    /// The successes reported (action, result).
+    type Reported = Vec<(usize, ActionResult)>;
+    /// The failures returned (action, whether a protocol error, the delivery it says).
+    type Returned = Vec<(usize, bool, Option<Delivery>)>;
+
     fn location() -> Location {
         let table = TableName::parse("t").unwrap();
         let p = hbase_proto::RegionInfo {
@@ -712,13 +717,7 @@ mod tests {
     /// Reads `message` (one region, the caller's actions 10, 11 and 12: two puts and an
     /// increment) with `cellblock`; gives the successes reported and the failures returned
     /// (whether each is a protocol error, and the delivery it says).
-    fn read(
-        message: Vec<u8>,
-        cellblock: Bytes,
-    ) -> (
-        Vec<(usize, ActionResult)>,
-        Vec<(usize, bool, Option<Delivery>)>,
-    ) {
+    fn read(message: Vec<u8>, cellblock: Bytes) -> (Reported, Returned) {
         let loc = location();
         let regions = vec![(loc, vec![10, 11, 12])];
         let order = [(10, true), (11, true), (12, false)];
@@ -775,12 +774,7 @@ mod tests {
     }
 
     /// The first put answered; the second and the increment unknown (protocol errors).
-    fn only_the_first_answered(
-        (ok, failed): (
-            Vec<(usize, ActionResult)>,
-            Vec<(usize, bool, Option<Delivery>)>,
-        ),
-    ) {
+    fn only_the_first_answered((ok, failed): (Reported, Returned)) {
         assert!(matches!(ok[..], [(10, ActionResult::Done)]), "{ok:?}");
         let unknown = Some(Delivery::Unknown);
         assert_eq!(failed, vec![(11, true, unknown), (12, true, unknown)]);
