@@ -569,7 +569,6 @@ fn paces_harder(e: &Error, than: &Error) -> bool {
 /// actions, and whether it answers only "done"; `regions`: the request's regions, each with its
 /// run of `order`). Each success goes to `on_outcome` as it is read; the failures are returned.
 /// `observe` sees each exception with the region it came from.
-#[allow(clippy::too_many_arguments)]
 fn read_answers(
     regions: &[RegionGroup],
     order: &[(usize, bool)],

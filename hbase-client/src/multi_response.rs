@@ -63,7 +63,7 @@ fn message_field<'a>(
     value: Option<&'a [u8]>,
     name: &str,
 ) -> Result<&'a [u8]> {
-    value.ok_or_else(|| bad(format!("field {tag} ({name}) has wire type {wire_type:?}")))
+    value.ok_or_else(|| wrong_type(tag, wire_type, name))
 }
 
 /// A scalar field of the schema must be a varint (as prost requires of one it decodes).
@@ -71,10 +71,12 @@ fn varint_field(tag: u32, wire_type: WireType, name: &str) -> Result<()> {
     if wire_type == WireType::Varint {
         Ok(())
     } else {
-        Err(bad(format!(
-            "field {tag} ({name}) has wire type {wire_type:?}"
-        )))
+        Err(wrong_type(tag, wire_type, name))
     }
+}
+
+fn wrong_type(tag: u32, wire_type: WireType, name: &str) -> Error {
+    bad(format!("field {tag} ({name}) has wire type {wire_type:?}"))
 }
 
 /// One region's part of a `MultiResponse`.
