@@ -21,6 +21,7 @@ use bytes::Bytes;
 use rustc_hash::FxHashMap;
 use tokio::sync::Notify;
 
+use super::pending_rows::{PendingRow, PendingRows, RowSlot};
 use crate::error::{Error, Result};
 use crate::ops::{Action, ActionResult, Mutation};
 use crate::region::{Location, TableName};
@@ -45,6 +46,8 @@ pub(super) struct Entry {
     /// The cut it came in (its owner's count, for `flush`).
     pub(super) cut: u64,
     pub(super) owner: Arc<dyn Owner>,
+    /// Its row's slot in `State::rows`, from its placement on (meaningless before).
+    pub(super) row_slot: RowSlot,
 }
 
 /// Where a mutation was when it was settled (what settling must count off).
@@ -64,6 +67,7 @@ pub(super) struct Sent {
     pub(super) bytes: usize,
     pub(super) cut: u64,
     stage: Stage,
+    row_slot: RowSlot,
     owner: Arc<dyn Owner>,
 }
 
@@ -74,6 +78,7 @@ impl Sent {
             bytes: e.bytes,
             cut: e.cut,
             stage,
+            row_slot: e.row_slot,
             owner: e.owner.clone(),
         }
     }
@@ -143,7 +148,7 @@ struct State {
     /// Requests in flight per server, and its regions with mutations ready to go.
     servers: FxHashMap<String, ServerQueue>,
     /// Rows with unanswered placed mutations: which region queue holds them all.
-    rows: FxHashMap<Bytes, PendingRow>,
+    rows: PendingRows,
     /// Requests formed so far (their ids).
     requests: u64,
     /// Mutators that joined and have not left.
@@ -191,17 +196,6 @@ struct ServerQueue {
     tasks: usize,
     /// Region queues with entries, in the order they became ready.
     ready: VecDeque<Bytes>,
-}
-
-/// A row's unanswered mutations after placement: all of them sit in (or were sent from) one
-/// region queue, so its writes go out in the order they were cut even when its region moved
-/// between two of them.
-struct PendingRow {
-    queue: Bytes,
-    placed: usize,
-    in_flight: usize,
-    /// The last request that took one of its writes.
-    request: u64,
 }
 
 /// One request: mutations of one server's ready region queues, in each queue's order.
@@ -288,18 +282,9 @@ impl Dispatch {
     fn settle(&self, sent: &Sent, outcome: Result<ActionResult>) {
         if sent.stage != Stage::Unplaced {
             let mut st = self.lock();
-            // Taken out and put back if writes of the row remain: one lookup for a row's
-            // last write (the common case), where a lookup and then a removal took two.
-            if let Some((row, mut p)) = st.rows.remove_entry(&sent.row) {
-                p.placed -= 1;
-                if sent.stage == Stage::InFlight {
-                    p.in_flight -= 1;
-                }
-                if p.placed > 0 {
-                    st.rows.insert(row, p);
-                } else if st.idle() {
-                    shed_empty(&mut st.rows);
-                }
+            st.rows.settle(sent.row_slot, sent.stage == Stage::InFlight);
+            if st.idle() {
+                st.rows.shed_if_empty();
             }
         }
         sent.owner.answered(sent, outcome);
@@ -520,28 +505,25 @@ fn forget_if_idle(servers: &mut FxHashMap<String, ServerQueue>, server: &str) {
 impl Dispatch {
     /// Places one located (or unlocatable) mutation in its region's queue, or in the queue of
     /// an earlier unanswered write to its row (caller holds the state lock).
-    fn place(&self, st: &mut State, entry: Entry) {
+    fn place(&self, st: &mut State, mut entry: Entry) {
         let loc = entry.located.as_ref().map(|(l, _)| l);
         // Unlocatable now: they queue under the empty name (no region has it); their
         // requests' retries look them up again.
         let region = loc.map_or_else(Bytes::new, |l| l.region.name.clone());
         // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
-        // One lookup of the row (`entry`), not a miss and then an insert.
-        let (key, own) = match st.rows.entry(entry.mutation.row().clone()) {
-            Slot::Occupied(slot) => {
-                let p = slot.into_mut();
-                p.placed += 1;
-                (p.queue.clone(), p.queue == region)
-            }
-            Slot::Vacant(slot) => {
-                slot.insert(PendingRow {
-                    queue: region.clone(),
-                    placed: 1,
-                    in_flight: 0,
-                    request: 0,
-                });
-                (region, true)
-            }
+        // The row's only lookup by key: from here on the entry carries its row's slot.
+        let (row_slot, p, made) = st.rows.slot_of(entry.mutation.row(), || PendingRow {
+            queue: region.clone(),
+            placed: 1,
+            in_flight: 0,
+            request: 0,
+        });
+        entry.row_slot = row_slot;
+        let (key, own) = if made {
+            (region, true)
+        } else {
+            p.placed += 1;
+            (p.queue.clone(), p.queue == region)
         };
         let q = match st.regions.entry(key.clone()) {
             Slot::Occupied(slot) => {
@@ -632,7 +614,7 @@ impl Dispatch {
                         let Some(front) = q.entries.front() else {
                             break;
                         };
-                        let p = rows.get_mut(front.mutation.row()).expect("placed rows");
+                        let p = rows.get_mut(front.row_slot);
                         if p.in_flight > 0 && p.request != id {
                             // An earlier write to this row is in another request of this
                             // queue (more than one task per region): wait for its answer.

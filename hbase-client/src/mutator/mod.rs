@@ -38,6 +38,7 @@
 //! listener; see [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
 mod dispatch;
+mod pending_rows;
 
 use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -273,6 +274,7 @@ impl Writer {
             located: None,
             cut,
             owner: owner.clone(),
+            row_slot: 0,
         };
         if self.dispatch.submit(&mut buffered, to_entry) {
             return;
