@@ -14,6 +14,7 @@
 use bytes::Bytes;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
+use slab::Slab;
 use std::hash::BuildHasher;
 
 /// What the dispatcher keeps of one row with unanswered placed mutations.
@@ -45,9 +46,8 @@ pub(super) struct PendingRows {
     /// Slot numbers of the rows in use, hashed by row key (FxHash: see `State::regions` in
     /// the dispatcher for why a non-keyed hash is acceptable here).
     index: HashTable<RowSlot>,
-    /// `None`: free (listed in `free`).
-    slots: Vec<Option<Slot>>,
-    free: Vec<RowSlot>,
+    /// The rows in use; a freed slot is the next one taken (the slab's free list).
+    slots: Slab<Slot>,
 }
 
 impl PendingRows {
@@ -65,52 +65,34 @@ impl PendingRows {
         let hash = Self::hash(row);
         let slots = &self.slots;
         let found = self.index.find(hash, |&s| {
-            slots[s as usize]
-                .as_ref()
-                .is_some_and(|slot| slot.row == *row)
+            slots.get(s as usize).is_some_and(|slot| slot.row == *row)
         });
         if let Some(&s) = found {
-            let state = &mut self.slots[s as usize].as_mut().expect("indexed slot").state;
-            return (s, state, false);
+            return (s, &mut self.slots[s as usize].state, false);
         }
-        let slot = Slot {
+        // More rows pending than a u32 counts would need 4 billion mutations held by the write
+        // budget at once: far beyond any budget's bytes.
+        let s = RowSlot::try_from(self.slots.vacant_key()).expect("fewer than 2^32 rows pending");
+        self.slots.insert(Slot {
             row: row.clone(),
             hash,
             state: fresh(),
-        };
-        let s = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(slot);
-                s
-            }
-            None => {
-                // More rows pending than a u32 counts would need 4 billion mutations held by
-                // the write budget at once: far beyond any budget's bytes.
-                let s = RowSlot::try_from(self.slots.len()).expect("fewer than 2^32 rows pending");
-                self.slots.push(Some(slot));
-                s
-            }
-        };
-        let slots = &self.slots;
-        self.index.insert_unique(hash, s, |&t| {
-            slots[t as usize].as_ref().expect("indexed slot").hash
         });
-        (
-            s,
-            &mut self.slots[s as usize].as_mut().expect("just made").state,
-            true,
-        )
+        let slots = &self.slots;
+        self.index
+            .insert_unique(hash, s, |&t| slots[t as usize].hash);
+        (s, &mut self.slots[s as usize].state, true)
     }
 
     /// The state of the row in slot `s` (which must be in use).
     pub(super) fn get_mut(&mut self, s: RowSlot) -> &mut PendingRow {
-        &mut self.slots[s as usize].as_mut().expect("slot in use").state
+        &mut self.slots[s as usize].state
     }
 
     /// One placed mutation of the row in slot `s` was answered (`in_flight`: from a request).
     /// The row's last one frees the slot, for another row to take.
     pub(super) fn settle(&mut self, s: RowSlot, in_flight: bool) {
-        let Some(slot) = self.slots.get_mut(s as usize).and_then(Option::as_mut) else {
+        let Some(slot) = self.slots.get_mut(s as usize) else {
             debug_assert!(false, "settled a free row slot");
             return;
         };
@@ -125,16 +107,13 @@ impl PendingRows {
         if let Ok(entry) = self.index.find_entry(hash, |&t| t == s) {
             entry.remove();
         }
-        self.slots[s as usize] = None;
-        self.free.push(s);
+        self.slots.remove(s as usize);
     }
 
     /// Room for `n` more rows without growing the index one doubling at a time.
     pub(super) fn reserve(&mut self, n: usize) {
         let slots = &self.slots;
-        self.index.reserve(n, |&t| {
-            slots[t as usize].as_ref().expect("indexed slot").hash
-        });
+        self.index.reserve(n, |&t| slots[t as usize].hash);
     }
 
     /// Rows with unanswered placed mutations.
@@ -154,7 +133,7 @@ impl PendingRows {
 
     #[cfg(test)]
     fn row_of(&self, s: RowSlot) -> Option<&Bytes> {
-        self.slots.get(s as usize)?.as_ref().map(|slot| &slot.row)
+        self.slots.get(s as usize).map(|slot| &slot.row)
     }
 }
 
