@@ -20,7 +20,7 @@ use hbase_client::{
     HbaseSite, MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
 };
 
-use crate::db::{Db, Field, FlushOutcome, Record, Status, Values};
+use crate::db::{Db, FlushOutcome, Record, Status, Values};
 use crate::props::Properties;
 use crate::workload::build_key_name;
 use crate::Error;
@@ -367,12 +367,9 @@ impl HbaseDb {
         }
     }
 
-    fn record_of(&self, row: &hbase_client::RowResult) -> Record {
-        // The names share the response's bytes: no `String` per cell.
-        row.cells
-            .iter()
-            .map(|c| (Field::from_qualifier(c.qualifier_bytes()), c.value_bytes()))
-            .collect()
+    fn record_of(row: hbase_client::RowResult) -> Record {
+        // The cells as they are: names and values are made only if someone looks.
+        Record::from_cells(row.cells)
     }
 
     fn count_failures(
@@ -427,7 +424,7 @@ impl Db for HbaseDb {
         }
         match self.shared.table.get(get).await {
             Ok(Some(row)) if !row.is_empty() => {
-                *out = self.record_of(&row);
+                *out = Self::record_of(row);
                 Status::Ok
             }
             Ok(_) => Status::NotFound,
@@ -465,7 +462,7 @@ impl Db for HbaseDb {
         let mut stream = self.shared.table.scan(scan);
         while out.len() < count {
             match stream.next().await {
-                Some(Ok(row)) => out.push(self.record_of(&row)),
+                Some(Ok(row)) => out.push(Self::record_of(row)),
                 Some(Err(e)) => {
                     self.report_error("scan from", start_key, &e);
                     return Status::Error;

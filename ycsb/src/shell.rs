@@ -45,9 +45,9 @@ fn out(s: &str) {
 }
 
 /// A record's fields as a Java `HashMap` filled in this order iterates them.
-fn in_map_order(record: Record) -> Record {
+fn in_map_order(record: Record) -> Vec<(Field, bytes::Bytes)> {
     in_java_order(
-        record,
+        record.into_pairs(),
         |(f, _)| java_string_hash(f),
         |h| hash_map_order(h, 16),
     )

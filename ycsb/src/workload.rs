@@ -752,8 +752,8 @@ impl CoreWorkload {
                 _ => 0,
             };
             if cells
-                .iter()
-                .all(|(f, v)| v[..] == *deterministic_value(key, f, size).as_bytes())
+                .fields()
+                .all(|(f, v)| v[..] == *deterministic_value(key, &f, size).as_bytes())
             {
                 Status::Ok
             } else {
