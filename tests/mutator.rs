@@ -615,6 +615,105 @@ async fn batch_sends_one_request_per_region_at_a_time() {
     .await;
 }
 
+/// The rows of each action of a `Multi` request, in request order.
+fn multi_rows(param: &[u8]) -> Vec<Bytes> {
+    use hbase_it::proxy::{proto_fields, Field};
+    let field = |msg: &[u8], n: u32| {
+        proto_fields(msg)
+            .expect("well-formed")
+            .into_iter()
+            .filter_map(move |(f, v)| match v {
+                Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // MultiRequest.regionAction(1) → RegionAction.action(3) → Action.mutation(2) →
+    // MutationProto.row(1).
+    field(param, 1)
+        .iter()
+        .flat_map(|ra| field(ra, 3))
+        .map(|action| {
+            let mutation = field(&action, 2).pop().expect("a mutation");
+            field(&mutation, 1).pop().expect("a row")
+        })
+        .collect()
+}
+
+/// With two requests in flight per region allowed, a row's writes still go one request at a
+/// time, in buffered order. Buffered: k, a, b, k again, c (1 KiB each, one region), with
+/// requests of two puts' size and the server's answers held at the proxy. One request takes k
+/// and a; the other takes b and ends at the second k (k is in the first request), so c waits
+/// behind it. Released, the rest goes, and k holds its second value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_in_flight_ends_its_regions_next_request() {
+    bounded(240, async {
+        let put = |row: &str, tag: &str| {
+            Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
+        };
+        let order = [
+            ("k", "k1"),
+            ("a", "a_"),
+            ("b", "b_"),
+            ("k", "k2"),
+            ("c", "c_"),
+        ];
+        // All five are the same size: exactly two fill a request (the dispatcher's cut and
+        // the multi layer's agree at this size).
+        let size = put("k", "k1").heap_size();
+        assert!(order.iter().all(|(r, t)| put(r, t).heap_size() == size));
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.max_tasks_per_region(2).max_request_size(2 * size)
+        })
+        .await;
+        let name = hbase_it::unique_table("mutator_row_order");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        table
+            .put(Put::new("warm").add("cf", "q", "w"))
+            .await
+            .unwrap();
+        // Every row is below the split point "m": one region.
+        let region = client.admin().region_for_row(&name, b"a").await.unwrap();
+        let server = region.server.clone().expect("the region is assigned");
+        let ctl = proxy.control(&hbase_it::map_address(&server.address()));
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        for (row, tag) in order {
+            mutator.mutate(put(row, tag)).await.unwrap();
+        }
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        let m2 = mutator.clone();
+        let flushing = tokio::spawn(async move { m2.flush().await });
+        while ctl.recorded().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let rows_of = |i: usize| {
+            multi_rows(&ctl.recorded()[i].param)
+                .iter()
+                .map(|r| String::from_utf8_lossy(r).into_owned())
+                .collect::<Vec<_>>()
+        };
+        // The two requests go out concurrently, in either order.
+        let mut held = vec![rows_of(0), rows_of(1)];
+        ctl.hold_responses(false);
+        held.sort();
+        assert_eq!(held, [vec!["b"], vec!["k", "a"]], "the requests held");
+        flushing.await.unwrap().unwrap();
+        let rest: Vec<String> = (2..ctl.recorded().len()).flat_map(rows_of).collect();
+        assert_eq!(rest, ["k", "c"], "sent after the answers");
+        let k = table.get(Get::new("k")).await.unwrap().expect("row k");
+        let second = format!("k2:{}", "v".repeat(1024));
+        assert_eq!(k.value(b"cf", b"q"), Some(second.as_bytes()));
+        mutator.close().await.unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// The writes of many mutators of one client and table share requests. 100 mutators each
 /// cut one row into one region while that region's first request (the first mutator's row)
 /// is held at the proxy. Released, the 99 waiting rows leave together: at most two more
