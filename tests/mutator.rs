@@ -495,25 +495,27 @@ async fn mixed_batch_results_come_in_caller_order() {
     .await;
 }
 
+/// The length-delimited values of field `n` of a protobuf message.
+fn bytes_fields(msg: &[u8], n: u32) -> Vec<Bytes> {
+    use hbase_it::proxy::{proto_fields, Field};
+    proto_fields(msg)
+        .expect("well-formed")
+        .into_iter()
+        .filter_map(move |(f, v)| match v {
+            Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The region names of the `RegionAction`s of a `MultiRequest` (field 1, whose region
 /// specifier is field 1 with the name in its field 2).
 fn multi_regions(param: &[u8]) -> Vec<Bytes> {
-    use hbase_it::proxy::{proto_fields, Field};
-    let field = |msg: &[u8], n: u32| {
-        proto_fields(msg)
-            .expect("well-formed")
-            .into_iter()
-            .filter_map(move |(f, v)| match v {
-                Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-    };
-    field(param, 1)
+    bytes_fields(param, 1)
         .iter()
         .map(|ra| {
-            let spec = field(ra, 1).pop().expect("a region specifier");
-            field(&spec, 2).pop().expect("a region name")
+            let spec = bytes_fields(ra, 1).pop().expect("a region specifier");
+            bytes_fields(&spec, 2).pop().expect("a region name")
         })
         .collect()
 }
@@ -617,25 +619,14 @@ async fn batch_sends_one_request_per_region_at_a_time() {
 
 /// The rows of each action of a `Multi` request, in request order.
 fn multi_rows(param: &[u8]) -> Vec<Bytes> {
-    use hbase_it::proxy::{proto_fields, Field};
-    let field = |msg: &[u8], n: u32| {
-        proto_fields(msg)
-            .expect("well-formed")
-            .into_iter()
-            .filter_map(move |(f, v)| match v {
-                Field::Bytes(b) if f == n => Some(Bytes::copy_from_slice(b)),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-    };
     // MultiRequest.regionAction(1) → RegionAction.action(3) → Action.mutation(2) →
     // MutationProto.row(1).
-    field(param, 1)
+    bytes_fields(param, 1)
         .iter()
-        .flat_map(|ra| field(ra, 3))
+        .flat_map(|ra| bytes_fields(ra, 3))
         .map(|action| {
-            let mutation = field(&action, 2).pop().expect("a mutation");
-            field(&mutation, 1).pop().expect("a row")
+            let mutation = bytes_fields(&action, 2).pop().expect("a mutation");
+            bytes_fields(&mutation, 1).pop().expect("a row")
         })
         .collect()
 }
