@@ -19,8 +19,8 @@ use rustc_hash::FxHashMap;
 use crate::error::exceptions::{PauseClass, Retry};
 use crate::error::{Error, ErrorKind, Result};
 use crate::multi_request::MultiRequestWriter;
-use crate::multi_response::RegionResult;
-use crate::ops::{region_specifier, result_from_proto, Action, ActionResult};
+use crate::multi_response::{Answer, RegionResult};
+use crate::ops::{region_specifier, result_from_proto, Action, ActionResult, RowResult};
 use crate::region::{Location, ServerName, TableName};
 use crate::rpc::cellblock::CellBlockReader;
 use crate::rpc::connection::Delivery;
@@ -601,29 +601,30 @@ fn read_answers(
             continue;
         }
         let mut seen = vec![false; idxs.len()];
-        for roe in rar.results() {
-            let roe = match roe {
-                Ok(roe) => roe,
-                Err(e) => {
-                    unreadable = Some(e);
-                    break;
-                }
+        for answer in rar.results() {
+            let (index, result, exception) = match answer {
+                // A put's or delete's answer: an empty row, no cells to read.
+                Ok(Answer::Empty(index)) => (Some(index), Ok(Some(RowResult::default())), None),
+                // The result's cells first, whatever the result is for, so that every later
+                // result reads its own; cells that cannot be read leave the rest unreadable
+                // (this action's answer included).
+                Ok(Answer::Decoded(roe)) => (
+                    roe.index,
+                    roe.result
+                        .map(|r| result_from_proto(r, &mut cells))
+                        .transpose(),
+                    roe.exception,
+                ),
+                Err(e) => (None, Err(e), None),
             };
-            // The result's cells first, whatever the result is for, so that every later
-            // result reads its own; cells that cannot be read leave the rest unreadable
-            // (this action's answer included).
-            let row = match roe
-                .result
-                .map(|r| result_from_proto(r, &mut cells))
-                .transpose()
-            {
+            let row = match result {
                 Ok(row) => row,
                 Err(e) => {
                     unreadable = Some(e);
                     break;
                 }
             };
-            let Some(pos) = roe.index.map(|i| i as usize).filter(|&i| i < order.len()) else {
+            let Some(pos) = index.map(|i| i as usize).filter(|&i| i < order.len()) else {
                 continue;
             };
             let (idx, done_only) = order[pos];
@@ -632,7 +633,7 @@ fn read_answers(
                 // An index outside this region, or answered twice: not this region's.
                 _ => continue,
             }
-            if let Some(ex) = roe.exception {
+            if let Some(ex) = exception {
                 let e = Error::from_action_exception(server, ex);
                 observe(&e, loc);
                 out.push((idx, e, None));
