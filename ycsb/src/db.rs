@@ -330,39 +330,55 @@ impl FieldValue {
     pub fn to_bytes(&self) -> Bytes {
         match self {
             FieldValue::Fixed(b) => b.clone(),
-            FieldValue::Random { len, first, seed } => {
-                use rand::{RngCore, SeedableRng};
+            &FieldValue::Random { len, first, seed } => {
                 // Exactly `len` bytes: a `Vec` with spare room would cost `Bytes` a second
                 // allocation (its shared header). Zeroed by `resize`, not `vec![0; len]` (a
-                // `calloc`: about 100 instructions more). Each 64-bit draw of the seeded source
-                // is two groups' 32 bits (its halves are as independent as two draws), written
-                // twelve bytes at a time: 1,050 instructions for a 100-byte value, against
-                // 1,240 drawing 32 bits a group and writing six bytes at a time (callgrind).
-                let len = *len;
+                // `calloc`: about 100 instructions more).
                 let mut v = Vec::with_capacity(len);
                 v.resize(len, 0);
-                let (head, rest_of_value) = v.split_at_mut(len.min(6));
-                head.copy_from_slice(&six_chars(*first)[..head.len()]);
-                let mut rng = rand::rngs::SmallRng::seed_from_u64(*seed);
-                let mut twelve = || {
-                    let both = rng.next_u64();
-                    let (low, high) = (six_chars(both as u32), six_chars((both >> 32) as u32));
-                    [
-                        low[0], low[1], low[2], low[3], low[4], low[5], high[0], high[1], high[2],
-                        high[3], high[4], high[5],
-                    ]
-                };
-                let mut pairs = rest_of_value.chunks_exact_mut(12);
-                for pair in &mut pairs {
-                    pair.copy_from_slice(&twelve());
-                }
-                let tail = pairs.into_remainder();
-                if !tail.is_empty() {
-                    tail.copy_from_slice(&twelve()[..tail.len()]);
-                }
+                fill_random(&mut v, first, seed);
                 Bytes::from(v)
             }
         }
+    }
+
+    /// The value's bytes as [`to_bytes`](FieldValue::to_bytes) gives them, a random value's
+    /// generated into bytes cut from `carver`.
+    pub fn carve(&self, carver: &mut crate::carver::Carver) -> Bytes {
+        match self {
+            FieldValue::Fixed(b) => b.clone(),
+            &FieldValue::Random { len, first, seed } => {
+                carver.carve(len, |out| fill_random(out, first, seed))
+            }
+        }
+    }
+}
+
+/// Fills `out` as YCSB's RandomByteIterator would: six characters from `first`, then from the
+/// draws of a source seeded with `seed`. Each 64-bit draw is two groups' 32 bits (its halves are
+/// as independent as two draws), written twelve bytes at a time: 1,050 instructions for a
+/// 100-byte value, against 1,240 drawing 32 bits a group and writing six bytes at a time
+/// (callgrind).
+fn fill_random(out: &mut [u8], first: u32, seed: u64) {
+    use rand::{RngCore, SeedableRng};
+    let (head, rest_of_value) = out.split_at_mut(out.len().min(6));
+    head.copy_from_slice(&six_chars(first)[..head.len()]);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut twelve = || {
+        let both = rng.next_u64();
+        let (low, high) = (six_chars(both as u32), six_chars((both >> 32) as u32));
+        [
+            low[0], low[1], low[2], low[3], low[4], low[5], high[0], high[1], high[2], high[3],
+            high[4], high[5],
+        ]
+    };
+    let mut pairs = rest_of_value.chunks_exact_mut(12);
+    for pair in &mut pairs {
+        pair.copy_from_slice(&twelve());
+    }
+    let tail = pairs.into_remainder();
+    if !tail.is_empty() {
+        tail.copy_from_slice(&twelve()[..tail.len()]);
     }
 }
 
@@ -605,10 +621,11 @@ mod tests {
                 })
                 .take(len)
                 .collect();
-            assert_eq!(
-                &FieldValue::random(len, 0xdead_beef, 99).to_bytes()[..],
-                &expect[..]
-            );
+            let value = FieldValue::random(len, 0xdead_beef, 99);
+            assert_eq!(&value.to_bytes()[..], &expect[..]);
+            let mut carver = crate::carver::Carver::default();
+            carver.copy(b"a key before it");
+            assert_eq!(&value.carve(&mut carver)[..], &expect[..]);
         }
     }
 }

@@ -20,6 +20,7 @@ use hbase_client::{
     HbaseSite, MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
 };
 
+use crate::carver::Carver;
 use crate::db::{Db, FlushOutcome, Record, Status, Values};
 use crate::props::Properties;
 use crate::workload::build_key_name;
@@ -252,6 +253,8 @@ struct ThreadBuffer {
 pub struct HbaseDb {
     shared: Arc<Shared>,
     thread: Option<Arc<ThreadBuffer>>,
+    /// This thread's row keys and values to write are cut from its chunks.
+    carver: Arc<Mutex<Carver>>,
 }
 
 const MAX_PRINTED_ERRORS: u64 = 10;
@@ -318,6 +321,7 @@ impl HbaseDb {
                 errors_printed: AtomicU64::new(0),
             }),
             thread: None,
+            carver: Arc::default(),
         })
     }
 
@@ -330,14 +334,24 @@ impl HbaseDb {
         }
     }
 
+    /// `bytes` cut from this thread's carver.
+    fn copy(&self, bytes: &[u8]) -> Bytes {
+        // Only this thread takes its carver's lock (never contended).
+        let mut carver = self.carver.lock().unwrap_or_else(|e| e.into_inner());
+        carver.copy(bytes)
+    }
+
     /// The Put of `values`, whose random bytes are generated here, inside the timed call.
     fn put(&self, key: &str, values: Values) -> Put {
-        let mut put = Put::with_capacity(Bytes::copy_from_slice(key.as_bytes()), values.len());
+        // Only this thread takes its carver's lock (never contended).
+        let mut carver = self.carver.lock().unwrap_or_else(|e| e.into_inner());
+        let mut put = Put::with_capacity(carver.copy(key.as_bytes()), values.len());
         for (f, v) in values {
             // The field name's shared bytes are the qualifier; the value is generated here.
-            let value = v.to_bytes();
+            let value = v.carve(&mut carver);
             put = put.add(self.shared.family.clone(), f.bytes().clone(), value);
         }
+        drop(carver);
         if self.shared.durability != Durability::UseDefault {
             put = put.durability(self.shared.durability);
         }
@@ -410,7 +424,7 @@ impl Db for HbaseDb {
         fields: Option<&[String]>,
         out: &mut Record,
     ) -> Status {
-        let mut get = Get::new(Bytes::copy_from_slice(key.as_bytes()));
+        let mut get = Get::new(self.copy(key.as_bytes()));
         match fields {
             None => get = get.family(self.shared.family.clone()),
             Some(fs) => {
@@ -518,6 +532,7 @@ impl Db for HbaseDb {
         HbaseDb {
             shared: self.shared.clone(),
             thread,
+            carver: Arc::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod basic;
+pub mod carver;
 pub mod cli;
 pub mod db;
 pub mod generator;
