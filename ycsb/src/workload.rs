@@ -41,19 +41,27 @@ pub enum Op {
 
 /// YCSB's key: `user` + zero padding + the (hashed unless ordered) key number.
 pub fn build_key_name(keynum: i64, zero_padding: usize, ordered: bool) -> String {
+    let mut s = String::new();
+    build_key_name_into(keynum, zero_padding, ordered, &mut s);
+    s
+}
+
+/// [`build_key_name`] into `out` (cleared first), which keeps its room: a thread reuses one
+/// key's buffer for all its operations instead of allocating a key each.
+pub fn build_key_name_into(keynum: i64, zero_padding: usize, ordered: bool, out: &mut String) {
     let k = if ordered { keynum } else { fnvhash64(keynum) };
     // `Long.toString(k)`, formatted on the stack (itoa): every operation makes a key, and
     // `to_string` cost an allocation, a copy and about 300 instructions of formatting.
     let mut buf = itoa::Buffer::new();
     let digits = buf.format(k);
     let fill = zero_padding.saturating_sub(digits.len());
-    let mut s = String::with_capacity(4 + fill + digits.len());
-    s.push_str("user");
+    out.clear();
+    out.reserve(4 + fill + digits.len());
+    out.push_str("user");
     for _ in 0..fill {
-        s.push('0');
+        out.push('0');
     }
-    s.push_str(digits);
-    s
+    out.push_str(digits);
 }
 
 /// `buildDeterministicValue`: `key:field`; then, while shorter than `size`, a `':'` and then
@@ -106,6 +114,8 @@ pub struct TaskState {
     scan_length: ScanLength,
     /// The intended start of the next operation (set by `-target` pacing).
     pub intended_start: Option<Instant>,
+    /// The room of the last operation's key, for the next one's (see [`CoreWorkload::take_key`]).
+    key_room: String,
 }
 
 /// The series handles of the operations a workload times.
@@ -433,12 +443,26 @@ impl CoreWorkload {
             field_length: self.field_length.clone(),
             scan_length: self.scan_length.clone(),
             intended_start: None,
+            key_room: String::new(),
         }
     }
 
     /// The key for key number `keynum`.
     pub fn key(&self, keynum: i64) -> String {
         build_key_name(keynum, self.zero_padding, self.ordered_inserts)
+    }
+
+    /// The key of `keynum` in the thread's key buffer, taken from `st` until
+    /// [`give_back_key`](CoreWorkload::give_back_key) (taken, so that `st` stays free to
+    /// borrow while the key is used).
+    fn take_key(&self, st: &mut TaskState, keynum: i64) -> String {
+        let mut key = std::mem::take(&mut st.key_room);
+        build_key_name_into(keynum, self.zero_padding, self.ordered_inserts, &mut key);
+        key
+    }
+
+    fn give_back_key(st: &mut TaskState, key: String) {
+        st.key_room = key;
     }
 
     fn next_keynum(&self, st: &mut TaskState) -> i64 {
@@ -647,7 +671,7 @@ impl CoreWorkload {
 
     async fn tx_read<D: Db>(&self, db: &D, st: &mut TaskState) {
         let keynum = self.next_keynum(st);
-        let key = self.key(keynum);
+        let key = self.take_key(st, keynum);
         let fields = self.read_fields(st);
         let mut cells = Record::new();
         self.db_read(db, st, &key, fields.as_deref(), &mut cells)
@@ -655,17 +679,19 @@ impl CoreWorkload {
         if self.data_integrity {
             self.verify_row(&key, &cells);
         }
+        Self::give_back_key(st, key);
     }
 
     async fn tx_update<D: Db>(&self, db: &D, st: &mut TaskState) {
         let keynum = self.next_keynum(st);
-        let key = self.key(keynum);
+        let key = self.take_key(st, keynum);
         let values = if self.write_all_fields {
             self.build_values(st, &key)
         } else {
             self.build_single_value(st, &key)
         };
         self.db_update(db, st, &key, values).await;
+        Self::give_back_key(st, key);
     }
 
     async fn tx_insert<D: Db>(&self, db: &D, st: &mut TaskState) {
@@ -680,7 +706,7 @@ impl CoreWorkload {
 
     async fn tx_scan<D: Db>(&self, db: &D, st: &mut TaskState) {
         let keynum = self.next_keynum(st);
-        let key = self.key(keynum);
+        let key = self.take_key(st, keynum);
         let len = match &mut st.scan_length {
             ScanLength::Uniform(g) => g.next(&mut st.rng),
             ScanLength::Zipfian(g) => g.next(&mut st.rng),
@@ -704,11 +730,12 @@ impl CoreWorkload {
             start,
             Instant::now(),
         );
+        Self::give_back_key(st, key);
     }
 
     async fn tx_rmw<D: Db>(&self, db: &D, st: &mut TaskState) {
         let keynum = self.next_keynum(st);
-        let key = self.key(keynum);
+        let key = self.take_key(st, keynum);
         // Unlike a read, YCSB's read-modify-write reads all fields by family (no field list)
         // even with dataintegrity.
         let fields = if !self.read_all_fields {
@@ -740,6 +767,7 @@ impl CoreWorkload {
             "READ-MODIFY-WRITE",
             end.duration_since(intended).as_micros() as i64,
         );
+        Self::give_back_key(st, key);
     }
 
     fn verify_row(&self, key: &str, cells: &Record) {
@@ -815,6 +843,16 @@ mod tests {
             "{v}"
         );
         assert_eq!(deterministic_value("user1", "field0", 5), "user1");
+    }
+
+    #[test]
+    fn a_key_built_into_a_used_buffer_is_the_key_alone() {
+        let mut buf = String::from("a much longer key left from the last operation");
+        for (keynum, padding, ordered) in [(0, 1, false), (42, 20, true), (-7, 0, true)] {
+            build_key_name_into(keynum, padding, ordered, &mut buf);
+            assert_eq!(buf, build_key_name(keynum, padding, ordered));
+        }
+        assert_eq!(build_key_name(42, 20, true), "user00000000000000000042");
     }
 
     #[test]
