@@ -300,6 +300,12 @@ pub enum FieldValue {
 }
 
 fn six_chars(r: u32) -> [u8; 6] {
+    let b = six_chars_word(r).to_le_bytes();
+    [b[0], b[1], b[2], b[3], b[4], b[5]]
+}
+
+/// [`six_chars`] as the low six bytes of a little-endian word (the top two are zero).
+fn six_chars_word(r: u32) -> u64 {
     // YCSB's RandomByteIterator: six printable characters per 32 random bits (the last group
     // cut at the value's length): `' ' + ((r >> 5i) & mask_i)`, masks 31, 63, 95, 31, 63, 95.
     // All six at once in one u64: `r << 3i` puts `r >> 5i` at byte i, the masks keep each
@@ -312,8 +318,7 @@ fn six_chars(r: u32) -> [u8; 6] {
         | ((r << 9) & MASKS[3])
         | ((r << 12) & MASKS[4])
         | ((r << 15) & MASKS[5]);
-    let b = (spread + 0x2020_2020_2020).to_le_bytes();
-    [b[0], b[1], b[2], b[3], b[4], b[5]]
+    spread + 0x2020_2020_2020
 }
 
 impl FieldValue {
@@ -356,29 +361,36 @@ impl FieldValue {
 
 /// Fills `out` as YCSB's RandomByteIterator would: six characters from `first`, then from the
 /// draws of a source seeded with `seed`. Each 64-bit draw is two groups' 32 bits (its halves are
-/// as independent as two draws), written twelve bytes at a time: 1,050 instructions for a
-/// 100-byte value, against 1,240 drawing 32 bits a group and writing six bytes at a time
-/// (callgrind).
+/// as independent as two draws), written twelve bytes at a time as two words: about 650
+/// instructions for a 100-byte value, against 990 drawing 32 bits a group and writing six bytes
+/// at a time (callgrind).
 fn fill_random(out: &mut [u8], first: u32, seed: u64) {
     use rand::{RngCore, SeedableRng};
     let (head, rest_of_value) = out.split_at_mut(out.len().min(6));
     head.copy_from_slice(&six_chars(first)[..head.len()]);
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    // Two groups as two words: the first eight bytes, then the last four.
     let mut twelve = || {
         let both = rng.next_u64();
-        let (low, high) = (six_chars(both as u32), six_chars((both >> 32) as u32));
-        [
-            low[0], low[1], low[2], low[3], low[4], low[5], high[0], high[1], high[2], high[3],
-            high[4], high[5],
-        ]
+        let (low, high) = (
+            six_chars_word(both as u32),
+            six_chars_word((both >> 32) as u32),
+        );
+        (low | high << 48, (high >> 16) as u32)
     };
     let mut pairs = rest_of_value.chunks_exact_mut(12);
     for pair in &mut pairs {
-        pair.copy_from_slice(&twelve());
+        let (first8, last4) = twelve();
+        pair[..8].copy_from_slice(&first8.to_le_bytes());
+        pair[8..].copy_from_slice(&last4.to_le_bytes());
     }
     let tail = pairs.into_remainder();
     if !tail.is_empty() {
-        tail.copy_from_slice(&twelve()[..tail.len()]);
+        let (first8, last4) = twelve();
+        let mut bytes = [0u8; 12];
+        bytes[..8].copy_from_slice(&first8.to_le_bytes());
+        bytes[8..].copy_from_slice(&last4.to_le_bytes());
+        tail.copy_from_slice(&bytes[..tail.len()]);
     }
 }
 
