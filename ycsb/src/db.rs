@@ -360,10 +360,11 @@ impl FieldValue {
 }
 
 /// Fills `out` as YCSB's RandomByteIterator would: six characters from `first`, then from the
-/// draws of a source seeded with `seed`. Each 64-bit draw is two groups' 32 bits (its halves are
-/// as independent as two draws), written twelve bytes at a time as two words: about 650
-/// instructions for a 100-byte value, against 990 drawing 32 bits a group and writing six bytes
-/// at a time (callgrind).
+/// draws of a source seeded with `seed`. Each 64-bit draw is two groups' 32 bits, written twelve
+/// bytes at a time as two words: about 650 instructions for a 100-byte value, against 990
+/// drawing 32 bits a group and writing six bytes at a time (callgrind). The low half has weak
+/// linear dependencies that rand's `next_u32` avoids; filler bytes need no better (YCSB's own
+/// are whatever `ThreadLocalRandom` gives).
 fn fill_random(out: &mut [u8], first: u32, seed: u64) {
     use rand::{RngCore, SeedableRng};
     let (head, rest_of_value) = out.split_at_mut(out.len().min(6));
