@@ -191,7 +191,7 @@ impl std::fmt::Debug for Field {
 ///
 /// An HBase row is kept as the cells it arrived in and turned into names and values only when
 /// someone asks. The workload asks only under `dataintegrity`, and naming ten fields and
-/// slicing their values cost about 2,400 of a read's 18,000 instructions (callgrind).
+/// slicing their values cost about 2,100 of a read's 18,000 instructions (callgrind).
 #[derive(Clone, Default)]
 pub struct Record(RecordCells);
 

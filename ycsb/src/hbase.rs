@@ -334,17 +334,14 @@ impl HbaseDb {
         }
     }
 
-    /// `bytes` cut from this thread's carver.
-    fn copy(&self, bytes: &[u8]) -> Bytes {
-        // Only this thread takes its carver's lock (never contended).
-        let mut carver = self.carver.lock().unwrap_or_else(|e| e.into_inner());
-        carver.copy(bytes)
+    /// This thread's carver. Only this thread takes its lock (never contended).
+    fn carver(&self) -> std::sync::MutexGuard<'_, Carver> {
+        self.carver.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The Put of `values`, whose random bytes are generated here, inside the timed call.
     fn put(&self, key: &str, values: Values) -> Put {
-        // Only this thread takes its carver's lock (never contended).
-        let mut carver = self.carver.lock().unwrap_or_else(|e| e.into_inner());
+        let mut carver = self.carver();
         let mut put = Put::with_capacity(carver.copy(key.as_bytes()), values.len());
         for (f, v) in values {
             // The field name's shared bytes are the qualifier; the value is generated here.
@@ -424,7 +421,7 @@ impl Db for HbaseDb {
         fields: Option<&[String]>,
         out: &mut Record,
     ) -> Status {
-        let mut get = Get::new(self.copy(key.as_bytes()));
+        let mut get = Get::new(self.carver().copy(key.as_bytes()));
         match fields {
             None => get = get.family(self.shared.family.clone()),
             Some(fs) => {
