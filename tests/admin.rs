@@ -639,8 +639,14 @@ async fn data_path_holds_while_regions_move() {
             assert_ne!(s, current);
             s
         } else {
+            // A server no move has reached yet goes first: with fixed offsets alone, some
+            // starting placements (12 of 3,888 with 3 servers) never move a region to the
+            // third server, and the check below fails though the client did nothing wrong.
             let at = servers.iter().position(|s| *s == current).unwrap();
-            let dest = &servers[(at + 1 + m % 2) % servers.len()];
+            let dest = servers
+                .iter()
+                .find(|s| **s != current && !destinations.contains(*s))
+                .unwrap_or(&servers[(at + 1 + m % 2) % servers.len()]);
             let s = admin.move_region(&r.region, Some(dest)).await.unwrap();
             assert_eq!(&s, dest);
             s
