@@ -8,6 +8,7 @@ pub(crate) mod config;
 pub(crate) mod locator;
 pub(crate) mod pool;
 pub(crate) mod region_cache;
+pub(crate) mod region_map;
 pub(crate) mod registry;
 pub(crate) mod retry;
 pub(crate) mod rpc_registry;

@@ -8,7 +8,6 @@
 //! holds is still what the cache would answer (the buffered mutator locates a mutation when
 //! it places it and sends it on that location unless the generation moved meanwhile).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
@@ -16,20 +15,18 @@ use rustc_hash::FxHashMap;
 
 use bytes::Bytes;
 
+use super::region_map::RegionMap;
 use crate::region::{Location, ServerName, TableName};
 
 /// One table's cached regions, read under the cache's lock ([`RegionCache::with_table`]).
 pub(crate) struct CachedTable<'a> {
-    regions: Option<&'a BTreeMap<Bytes, Location>>,
+    regions: Option<&'a RegionMap<Location>>,
 }
 
 impl CachedTable<'_> {
     /// The cached region that contains `row`.
     pub(crate) fn find(&self, row: &[u8]) -> Option<Location> {
-        let (_, loc) = self
-            .regions?
-            .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(row)))
-            .next_back()?;
+        let (_, loc) = self.regions?.floor(row)?;
         loc.region.contains(row).then(|| loc.clone())
     }
 }
@@ -38,7 +35,7 @@ impl CachedTable<'_> {
 pub(crate) struct RegionCache {
     /// FxHash: table names are few and chosen by the application; SipHash's defence against
     /// chosen keys is not needed for them and cost about 400 instructions per lookup.
-    tables: RwLock<FxHashMap<TableName, BTreeMap<Bytes, Location>>>,
+    tables: RwLock<FxHashMap<TableName, RegionMap<Location>>>,
     /// Moves whenever a cached location is dropped.
     generation: AtomicU64,
 }
@@ -77,17 +74,14 @@ impl RegionCache {
     /// The cached region of `table` whose end key is `key`.
     pub(crate) fn find_ending_at(&self, table: &TableName, key: &[u8]) -> Option<Location> {
         let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
-        let (_, loc) = tables
-            .get(table)?
-            .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(key)))
-            .next_back()?;
+        let (_, loc) = tables.get(table)?.below(key)?;
         (&loc.region.end_key[..] == key).then(|| loc.clone())
     }
 
     /// The cached last region of `table`.
     pub(crate) fn find_last(&self, table: &TableName) -> Option<Location> {
         let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
-        let (_, loc) = tables.get(table)?.iter().next_back()?;
+        let (_, loc) = tables.get(table)?.last()?;
         loc.region.end_key.is_empty().then(|| loc.clone())
     }
 
@@ -112,11 +106,11 @@ impl RegionCache {
         // Regions starting inside [start, end) overlap, and so does the one starting before
         // `start` if it reaches past it.
         let mut doomed: Vec<Bytes> = regions
-            .range(start.clone()..)
+            .from(&start)
             .take_while(|(k, _)| end.is_empty() || k[..] < end[..])
             .map(|(k, _)| k.clone())
             .collect();
-        if let Some((k, before)) = regions.range(..start.clone()).next_back() {
+        if let Some((k, before)) = regions.below(&start) {
             if before.region.end_key.is_empty() || before.region.end_key[..] > start[..] {
                 doomed.push(k.clone());
             }
