@@ -396,6 +396,12 @@ impl Measurements {
         }
     }
 
+    /// Whether latencies from the intended start are recorded (`measurement.interval` is
+    /// `intended` or `both`): else the caller need not compute them.
+    pub fn records_intended(&self) -> bool {
+        self.config.interval != IntervalMode::Op
+    }
+
     /// Records a latency (µs) under `op`; nothing under `measurement.interval=intended`.
     pub fn measure(&self, op: &str, us: i64) {
         if self.config.interval == IntervalMode::Intended || !self.is_recording() {

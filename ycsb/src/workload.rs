@@ -540,9 +540,14 @@ impl CoreWorkload {
         start: Instant,
         end: Instant,
     ) {
-        let us = end.duration_since(start).as_micros() as i64;
-        let intended_us = end.duration_since(intended).as_micros() as i64;
         let m = &self.measurements;
+        let us = end.duration_since(start).as_micros() as i64;
+        // Recorded only under `measurement.interval=intended` or `both`.
+        let intended_us = if m.records_intended() {
+            end.duration_since(intended).as_micros() as i64
+        } else {
+            0
+        };
         if status.is_ok() {
             // The common case: the series resolved once, not looked up by name.
             return m.record_op(h, status, us, intended_us);
