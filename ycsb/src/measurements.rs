@@ -413,7 +413,7 @@ impl Measurements {
     /// Records a latency from the intended start (µs): under `op` with
     /// `measurement.interval=intended`, `Intended-<op>` with `both`, nowhere with `op`.
     pub fn measure_intended(&self, op: &str, us: i64) {
-        if self.config.interval == IntervalMode::Op || !self.is_recording() {
+        if !self.records_intended() || !self.is_recording() {
             return;
         }
         self.intended_series(op).measure(clamp_us(us));
@@ -447,7 +447,7 @@ impl Measurements {
         if intended_mode != IntervalMode::Intended {
             self.op_series_of(h).measure(clamp_us(us));
         }
-        if intended_mode != IntervalMode::Op {
+        if self.records_intended() {
             self.intended_series_of(h).measure(clamp_us(intended_us));
         }
         let codes = if intended_mode == IntervalMode::Intended {
