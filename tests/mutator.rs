@@ -705,6 +705,70 @@ async fn a_row_in_flight_ends_its_regions_next_request() {
     .await;
 }
 
+/// A row's write follows its unanswered earlier write into the queue of the region that
+/// split since, instead of racing it through the daughter's. The client's region cache still
+/// has the parent when `k = v1` is buffered, and that Multi is swallowed at the proxy (the
+/// server never sees it, the client hears nothing until its call times out). A get of `k`
+/// meanwhile meets the split (NotServingRegion) and teaches the cache the daughter, so `k = v2`
+/// is located there. Sent to the daughter at once, v2 would be applied first and v1's retry
+/// after it; held behind v1, v2 is applied last and `k` ends as v2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rows_write_waits_behind_its_earlier_write_across_a_split() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.operation_timeout(Duration::from_secs(120))
+                .rpc_timeout(Duration::from_secs(5))
+        })
+        .await;
+        let name = hbase_it::unique_table("mutator_split_order");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let table = client.table(&name.to_string()).unwrap();
+        let value = |v: &str| Put::new("k").add("cf", "q", v.to_string());
+        table.put(value("v0")).await.unwrap();
+        let parent = client.admin().region_for_row(&name, b"k").await.unwrap();
+        // Split by another client: this one's cache keeps the parent.
+        let direct = hbase_it::client().await;
+        let (_, right) = direct
+            .admin()
+            .with_timeout(Duration::from_secs(90))
+            .split_table_at(&name, b"d")
+            .await
+            .unwrap();
+        assert_ne!(right.region.name, parent.region.name);
+        let server = parent.server.clone().expect("the parent was assigned");
+        let ctl = proxy.control(&hbase_it::map_address(&server.address()));
+        ctl.swallow_requests(1, |r| r.method == "Multi");
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        mutator.mutate(value("v1")).await.unwrap();
+        let m1 = mutator.clone();
+        let first = tokio::spawn(async move { m1.flush().await });
+        while ctl.swallowed() < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The cache learns the daughter: the get is answered NotServingRegion by the parent's
+        // server, looks `k` up again and reads the daughter.
+        let seen = table.get(Get::new("k")).await.unwrap().expect("row k");
+        assert_eq!(seen.value(b"cf", b"q"), Some(&b"v0"[..]));
+        let now = client.admin().region_for_row(&name, b"k").await.unwrap();
+        assert_eq!(now.region.name, right.region.name, "k is in the daughter");
+        mutator.mutate(value("v2")).await.unwrap();
+        mutator.flush().await.unwrap();
+        first.await.unwrap().unwrap();
+        let k = table.get(Get::new("k")).await.unwrap().expect("row k");
+        assert_eq!(
+            k.value(b"cf", b"q"),
+            Some(&b"v2"[..]),
+            "the last write applied last"
+        );
+        mutator.close().await.unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// The writes of many mutators of one client and table share requests. 100 mutators each
 /// cut one row into one region while that region's first request (the first mutator's row)
 /// is held at the proxy. Released, the 99 waiting rows leave together: at most two more
