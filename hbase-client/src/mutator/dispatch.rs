@@ -21,7 +21,7 @@ use bytes::Bytes;
 use rustc_hash::FxHashMap;
 use tokio::sync::Notify;
 
-use super::pending_rows::{PendingRow, PendingRows, RowSlot};
+use super::last_writes::{LastWrites, QueueId, Seq};
 use crate::error::{Error, Result};
 use crate::ops::{Action, ActionResult, Mutation};
 use crate::region::{Location, TableName};
@@ -46,19 +46,12 @@ pub(super) struct Entry {
     /// The cut it came in (its owner's count, for `flush`).
     pub(super) cut: u64,
     pub(super) owner: Arc<dyn Owner>,
-    /// Its row's slot in `State::rows`, from its placement on (meaningless before).
-    pub(super) row_slot: RowSlot,
-}
-
-/// Where a mutation was when it was settled (what settling must count off).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stage {
-    /// Cut, not yet placed in a region queue.
-    Unplaced,
-    /// In a region queue.
-    Queued,
-    /// In a request.
-    InFlight,
+    /// Its number, given when it is placed (0 before).
+    pub(super) seq: Seq,
+    /// The number of the last write to its row placed before it, when that one went to the
+    /// same queue and may be unanswered (0: none): a request that does not hold that write
+    /// takes this one only once it is answered.
+    pub(super) prev: Seq,
 }
 
 /// A mutation handed on for its answer: what settling it needs.
@@ -66,19 +59,15 @@ pub(super) struct Sent {
     pub(super) row: Bytes,
     pub(super) bytes: usize,
     pub(super) cut: u64,
-    stage: Stage,
-    row_slot: RowSlot,
     owner: Arc<dyn Owner>,
 }
 
 impl Sent {
-    fn of(e: &Entry, stage: Stage) -> Sent {
+    fn of(e: &Entry) -> Sent {
         Sent {
             row: e.mutation.row().clone(),
             bytes: e.bytes,
             cut: e.cut,
-            stage,
-            row_slot: e.row_slot,
             owner: e.owner.clone(),
         }
     }
@@ -147,10 +136,14 @@ struct State {
     regions: FxHashMap<Bytes, RegionQueue>,
     /// Requests in flight per server, and its regions with mutations ready to go.
     servers: FxHashMap<String, ServerQueue>,
-    /// Rows with unanswered placed mutations: which region queue holds them all.
-    rows: PendingRows,
-    /// Requests formed so far (their ids).
-    requests: u64,
+    /// Each row's last placed write: its queue and number.
+    last_writes: LastWrites,
+    /// Mutations placed so far (the last one's number).
+    placed: Seq,
+    /// Region queues made so far (the last one's id).
+    queues_made: QueueId,
+    /// The name of each region queue in `regions`, by id.
+    queue_names: FxHashMap<QueueId, Bytes>,
     /// Mutators that joined and have not left.
     writers: usize,
     /// The dispatcher returned (no writer left, nothing unanswered): it takes no one again.
@@ -175,6 +168,8 @@ impl State {
 /// (else it locates every action again), so a queue whose region moved or split still sends
 /// to the right servers.
 struct RegionQueue {
+    /// This queue's id (a queue made again under the same name gets another).
+    id: QueueId,
     /// The server its region is on, as last learned (when the queue was made, when a write
     /// placed in it was located elsewhere, or when one of its requests ended and the location
     /// cache knew better); its task limit applies to the queue's next requests.
@@ -184,11 +179,25 @@ struct RegionQueue {
     /// comparing addresses again (`is_at` parses a port: about 150 instructions a put).
     /// Cleared when the queue moves.
     confirmed: Option<Location>,
+    /// In placement order (their numbers ascending).
     entries: VecDeque<Entry>,
     /// Requests in flight made from this queue.
     tasks: usize,
+    /// The number of the first mutation of each of them.
+    in_flight_firsts: Vec<Seq>,
     /// Listed in its server's `ready`.
     ready: bool,
+}
+
+impl RegionQueue {
+    /// The first mutation number of this queue that is not answered yet, `next` (the next
+    /// number to be given) if none: every mutation it holds, queued or in a request, has a
+    /// number from there on, and it has had every earlier one it held answered (a request
+    /// ends only when all its mutations are answered).
+    fn answered_below(&self, next: Seq) -> Seq {
+        let queued = self.entries.front().map_or(next, |e| e.seq);
+        self.in_flight_firsts.iter().fold(queued, |b, &f| b.min(f))
+    }
 }
 
 #[derive(Default)]
@@ -201,7 +210,8 @@ struct ServerQueue {
 /// One request: mutations of one server's ready region queues, in each queue's order.
 struct Request {
     server: String,
-    regions: Vec<Bytes>,
+    /// Its queues, each with the number of its first mutation taken.
+    regions: Vec<(Bytes, Seq)>,
     entries: Vec<Entry>,
 }
 
@@ -277,16 +287,9 @@ impl Dispatch {
         true
     }
 
-    /// A mutation's final outcome: its row's count is taken off (if it was placed), then its
-    /// owner is told.
+    /// A mutation's final outcome, told to its owner. Nothing of the dispatcher's own is
+    /// counted off: its queues know which of their mutations are answered.
     fn settle(&self, sent: &Sent, outcome: Result<ActionResult>) {
-        if sent.stage != Stage::Unplaced {
-            let mut st = self.lock();
-            st.rows.settle(sent.row_slot, sent.stage == Stage::InFlight);
-            if st.idle() {
-                st.rows.shed_if_empty();
-            }
-        }
         sent.owner.answered(sent, outcome);
     }
 }
@@ -306,13 +309,9 @@ impl Drop for DispatcherGuard {
             }
             st.dead = true;
             d.dead.store(true, Ordering::Release);
-            let mut queued: Vec<Sent> = st
-                .queue
-                .drain(..)
-                .map(|e| Sent::of(&e, Stage::Unplaced))
-                .collect();
+            let mut queued: Vec<Sent> = st.queue.drain(..).map(|e| Sent::of(&e)).collect();
             for q in st.regions.values_mut() {
-                queued.extend(q.entries.drain(..).map(|e| Sent::of(&e, Stage::Queued)));
+                queued.extend(q.entries.drain(..).map(|e| Sent::of(&e)));
                 q.ready = false;
             }
             for s in st.servers.values_mut() {
@@ -397,9 +396,6 @@ async fn dispatch(d: &Arc<Dispatch>) {
         let mut st = d.lock();
         let st = &mut *st;
         st.locating = 0;
-        // Room for every row at once: grown one doubling at a time as they were placed, the
-        // map rehashed all it held at each (about 140 instructions a put).
-        st.rows.reserve(taken.entries.len());
         while let Some(entry) = taken.entries.pop_front() {
             d.place(st, entry);
         }
@@ -437,11 +433,7 @@ impl Drop for Locating<'_> {
             d.dead.store(true, Ordering::Release);
             st.locating = 0;
         }
-        let left: Vec<Sent> = self
-            .entries
-            .drain(..)
-            .map(|e| Sent::of(&e, Stage::Unplaced))
-            .collect();
+        let left: Vec<Sent> = self.entries.drain(..).map(|e| Sent::of(&e)).collect();
         tracing::error!(table = %d.table, mutations = left.len(), "the BufferedMutator's flusher ended while locating mutations; they fail");
         for sent in &left {
             d.settle(
@@ -450,6 +442,12 @@ impl Drop for Locating<'_> {
             );
         }
     }
+}
+
+/// Whether two names are equal, without comparing their bytes when they are one buffer (a
+/// region's name, cloned from its location).
+fn same_bytes(a: &Bytes, b: &Bytes) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
 /// Whether `address` (`host:port`) names `server`, without formatting its address.
@@ -510,22 +508,47 @@ impl Dispatch {
         // Unlocatable now: they queue under the empty name (no region has it); their
         // requests' retries look them up again.
         let region = loc.map_or_else(Bytes::new, |l| l.region.name.clone());
-        // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
-        // The row's only lookup by key: from here on the entry carries its row's slot.
-        let (row_slot, p, made) = st.rows.slot_of(entry.mutation.row(), || PendingRow {
-            queue: region.clone(),
-            placed: 1,
-            in_flight: 0,
-            request: 0,
+        let State {
+            regions,
+            servers,
+            last_writes,
+            placed,
+            queues_made,
+            queue_names,
+            ..
+        } = st;
+        *placed += 1;
+        let seq = *placed;
+        entry.seq = seq;
+        // The row's only lookup: its last write, and whether that one is still unanswered.
+        let last = last_writes.of(LastWrites::hash(entry.mutation.row()), || {
+            regions
+                .values()
+                .map(|q| (q.id, q.answered_below(seq)))
+                .collect()
         });
-        entry.row_slot = row_slot;
-        let (key, own) = if made {
-            (region, true)
-        } else {
-            p.placed += 1;
-            (p.queue.clone(), p.queue == region)
+        let last_queue = queue_names.get(&last.queue);
+        // `own`: it goes to its own region's queue (not to an earlier write's elsewhere).
+        let (key, own) = match last_queue {
+            Some(name) if same_bytes(name, &region) => {
+                // After its row's last write, in the same queue (which may have had it
+                // answered).
+                entry.prev = last.seq;
+                (region, true)
+            }
+            Some(name)
+                if regions
+                    .get(name)
+                    .is_some_and(|q| last.seq >= q.answered_below(seq)) =>
+            {
+                // Its row's last write went to another queue (its region moved or split
+                // since) and is unanswered: this one goes after it, where it is.
+                entry.prev = last.seq;
+                (name.clone(), false)
+            }
+            _ => (region, true),
         };
-        let q = match st.regions.entry(key.clone()) {
+        let q = match regions.entry(key.clone()) {
             Slot::Occupied(slot) => {
                 let q = slot.into_mut();
                 // The region's queue from before it moved: it goes where the region is.
@@ -545,23 +568,31 @@ impl Dispatch {
                             .find(&self.table, entry.mutation.row())
                             .filter(|now| now.region.name == key);
                         if let Some(now) = now.filter(|now| !is_at(&q.server, &now.server)) {
-                            rehome(&mut st.servers, &key, q, now.server.address());
+                            rehome(servers, &key, q, now.server.address());
                         }
                     }
                 }
                 q
             }
-            Slot::Vacant(slot) => slot.insert(RegionQueue {
-                server: loc.map_or_else(String::new, |l| l.server.address()),
-                confirmed: loc.filter(|_| !key.is_empty()).cloned(),
-                entries: VecDeque::new(),
-                tasks: 0,
-                ready: false,
-            }),
+            Slot::Vacant(slot) => {
+                *queues_made += 1;
+                queue_names.insert(*queues_made, key.clone());
+                slot.insert(RegionQueue {
+                    id: *queues_made,
+                    server: loc.map_or_else(String::new, |l| l.server.address()),
+                    confirmed: loc.filter(|_| !key.is_empty()).cloned(),
+                    entries: VecDeque::new(),
+                    tasks: 0,
+                    in_flight_firsts: Vec::new(),
+                    ready: false,
+                })
+            }
         };
+        last.queue = q.id;
+        last.seq = seq;
         q.entries.push_back(entry);
         if !q.ready {
-            list_ready(&mut st.servers, &key, q);
+            list_ready(servers, &key, q);
         }
     }
 
@@ -571,11 +602,7 @@ impl Dispatch {
         let mut requests = Vec::new();
         let mut taken: Vec<usize> = Vec::new();
         let State {
-            regions,
-            servers,
-            rows,
-            requests: request_ids,
-            ..
+            regions, servers, ..
         } = st;
         for (server, sq) in servers.iter_mut() {
             // Unlocatable mutations have no server to limit them.
@@ -597,8 +624,6 @@ impl Dispatch {
                     regions: Vec::new(),
                     entries: Vec::new(),
                 };
-                *request_ids += 1;
-                let id = *request_ids;
                 let mut bytes = 0usize;
                 // How many of each of `req.regions`' queues go in (from its front).
                 taken.clear();
@@ -614,25 +639,28 @@ impl Dispatch {
                     }
                     let mut take = 0;
                     let mut full = false;
+                    // This request takes the queue's mutations from `first` on. The queue's
+                    // other requests in flight (more than one task per region) hold some
+                    // of those numbered from `in_flight` up to `first`.
+                    let first = q.entries.front().map_or(0, |e| e.seq);
+                    let in_flight = q.answered_below(first);
                     for e in q.entries.iter() {
                         if bytes >= self.max_request_size {
                             full = true;
                             break;
                         }
-                        let p = rows.get_mut(e.row_slot);
-                        if p.in_flight > 0 && p.request != id {
-                            // An earlier write to this row is in another request of this
-                            // queue (more than one task per region): wait for its answer.
+                        if e.prev >= in_flight && e.prev < first {
+                            // An earlier write to this row may be in another request of this
+                            // queue: wait for its answer.
                             break;
                         }
-                        p.in_flight += 1;
-                        p.request = id;
                         bytes += e.bytes;
                         take += 1;
                     }
                     if take > 0 {
                         q.tasks += 1;
-                        req.regions.push(key.clone());
+                        q.in_flight_firsts.push(first);
+                        req.regions.push((key.clone(), first));
                         taken.push(take);
                     }
                     if full {
@@ -651,7 +679,7 @@ impl Dispatch {
                 // time, it grew by doubling and copied its entries each time (about 300
                 // instructions a buffered put at 32 threads).
                 req.entries = Vec::with_capacity(taken.iter().sum());
-                for (key, &take) in req.regions.iter().zip(&taken) {
+                for ((key, _), &take) in req.regions.iter().zip(&taken) {
                     let q = regions.get_mut(key).expect("taken queues exist");
                     req.entries.extend(q.entries.drain(..take));
                 }
@@ -664,22 +692,29 @@ impl Dispatch {
 
     /// A request ended: its server and regions have a task to spare again, and their queues
     /// are ready if they hold mutations.
-    fn request_ended(&self, server: &str, request_regions: &[Bytes]) {
+    fn request_ended(&self, server: &str, request_regions: &[(Bytes, Seq)]) {
         let mut st = self.lock();
         let State {
-            regions, servers, ..
+            regions,
+            servers,
+            queue_names,
+            ..
         } = &mut *st;
         if let Some(sq) = servers.get_mut(server) {
             sq.tasks -= 1;
         }
-        for key in request_regions {
+        for (key, first) in request_regions {
             let Some(q) = regions.get_mut(key) else {
                 continue;
             };
             q.tasks -= 1;
+            if let Some(i) = q.in_flight_firsts.iter().position(|f| f == first) {
+                q.in_flight_firsts.swap_remove(i);
+            }
             if q.entries.is_empty() {
                 if q.tasks == 0 {
                     let server = q.server.clone();
+                    queue_names.remove(&q.id);
                     regions.remove(key);
                     forget_if_idle(servers, &server);
                 }
@@ -705,6 +740,11 @@ impl Dispatch {
         if st.idle() {
             shed_empty(&mut st.regions);
             shed_empty(&mut st.servers);
+            if st.regions.is_empty() {
+                // No queue: every recorded write is answered.
+                st.last_writes.shed();
+                shed_empty(&mut st.queue_names);
+            }
         }
     }
 }
@@ -723,7 +763,7 @@ fn shed_empty<K, V>(map: &mut FxHashMap<K, V>) {
 struct InFlight {
     d: Arc<Dispatch>,
     server: String,
-    regions: Vec<Bytes>,
+    regions: Vec<(Bytes, Seq)>,
     sent: Vec<Sent>,
     actions: Vec<Action>,
     /// The actions' sizes and locations, for the multi layer (taken when the request starts).
@@ -747,7 +787,7 @@ impl InFlight {
             generation,
         };
         for e in req.entries {
-            sent.push(Sent::of(&e, Stage::InFlight));
+            sent.push(Sent::of(&e));
             known.sizes.push(e.bytes);
             known
                 .located

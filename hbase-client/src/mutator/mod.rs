@@ -38,7 +38,7 @@
 //! listener; see [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
 mod dispatch;
-mod pending_rows;
+mod last_writes;
 
 use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -274,7 +274,8 @@ impl Writer {
             located: None,
             cut,
             owner: owner.clone(),
-            row_slot: 0,
+            seq: 0,
+            prev: 0,
         };
         if self.dispatch.submit(&mut buffered, to_entry) {
             return;
