@@ -333,11 +333,10 @@ impl Writer {
 impl Owner for Writer {
     /// A mutation's final outcome: counted off, its failure kept and handed to the listener
     /// (outside the lock, a panic caught).
-    fn answered(&self, sent: &Sent, outcome: Result<ActionResult>) {
-        let failed = outcome.err().map(|error| FailedMutation {
-            row: sent.row.clone(),
-            error,
-        });
+    fn answered(&self, sent: &Sent, row: &dyn Fn() -> bytes::Bytes, outcome: Result<ActionResult>) {
+        let failed = outcome
+            .err()
+            .map(|error| FailedMutation { row: row(), error });
         if let Some(f) = &failed {
             self.tell(f);
         }
