@@ -133,8 +133,9 @@ struct State {
     // These maps are touched several times per mutation, so they hash with FxHash instead of
     // SipHash (about 1,400 instructions per buffered put less). FxHash does not resist chosen
     // keys: an application writing row keys picked by an adversary (say, user-supplied ids)
-    // could make many rows collide and each `rows` operation cost O(colliding rows). Region
-    // and server names come from the cluster. The writer of the rows is the application
+    // could make many rows collide, so that each `last_writes` lookup probes O(colliding rows)
+    // and rows of one full hash share a record (their writes then wait behind each other's).
+    // Region and server names come from the cluster. The writer of the rows is the application
     // itself, so the worst it can do is slow its own writes; we take the speed.
     regions: FxHashMap<Bytes, RegionQueue>,
     /// Requests in flight per server, and its regions with mutations ready to go.
