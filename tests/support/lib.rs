@@ -23,6 +23,7 @@ pub mod relay;
 pub mod secure;
 pub mod ycsb_java;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -353,16 +354,21 @@ pub fn rss_kib() -> u64 {
         .expect("VmRSS in /proc/self/status")
 }
 
-/// A name unique to this test run, `TABLE_PREFIX` + `prefix` + process id + clock.
+/// A name unique to this test run, `TABLE_PREFIX` + `prefix` + process id + clock + a count
+/// of the names this process made. The clock tells apart processes that reused a process id;
+/// the count tells apart the parallel tests of one process, which can read the clock in the
+/// same nanosecond.
 pub fn unique_name(prefix: &str) -> String {
+    static MADE: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos();
     format!(
-        "{TABLE_PREFIX}{prefix}_{}_{}",
+        "{TABLE_PREFIX}{prefix}_{}_{}_{}",
         std::process::id(),
-        nanos % 1_000_000_000
+        nanos % 1_000_000_000,
+        MADE.fetch_add(1, Ordering::Relaxed)
     )
 }
 
@@ -458,4 +464,31 @@ pub async fn server_of(client: &Client, table: &TableName, row: &str) -> hbase_c
         .expect("region of row")
         .server
         .expect("region assigned")
+}
+
+#[cfg(test)]
+mod unique_name_tests {
+    use std::collections::HashSet;
+
+    /// The tests of one binary run on parallel threads and each makes its table at about the
+    /// same time: two threads that read the clock in the same nanosecond got the same name, and
+    /// the second create failed with TableExistsException (tests/scan.rs in CI, stop 29).
+    #[test]
+    fn names_made_at_once_on_parallel_threads_are_distinct() {
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    (0..20_000)
+                        .map(|_| super::unique_name("t"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut seen = HashSet::new();
+        for t in threads {
+            for name in t.join().unwrap() {
+                assert!(seen.insert(name.clone()), "{name} was made twice");
+            }
+        }
+    }
 }
