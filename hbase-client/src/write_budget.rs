@@ -5,11 +5,16 @@
 //! writers as the freed bytes admit, from the front of the queue, and a new writer never
 //! passes one that is already waiting. (Waking every waiter on every release cost 2.5x the
 //! CPU with 10,000 writing tasks, each of them rechecking and going back to sleep.)
+//!
+//! A waiter is an entry in the queue with its task's waker, not a channel: with 10,000
+//! writers waiting, a one-shot channel and a recheck timer per waiter were 0.4 us of client
+//! CPU per update. Only the front waiter can be stalled (the ones behind it are admitted
+//! after it), so only the front one watches for a stall; it is told when it becomes the
+//! front.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-
-use tokio::sync::oneshot;
+use std::task::{Context, Poll, Waker};
 
 /// Something holding buffered bytes that it can hand to its flusher on request (a mutator),
 /// so that a writer waiting for room never waits for a buffer nobody will send.
@@ -39,14 +44,21 @@ struct Registered {
 struct BudgetState {
     held: usize,
     in_flight: usize,
+    /// In the order of their ids (ids only grow, and waiters leave from the front when
+    /// admitted or from anywhere when cancelled), so a waiter finds itself by binary search.
     waiters: VecDeque<Waiter>,
     next_waiter: u64,
+    /// Every waiter up to this id has been admitted or has left: admission is in id order.
+    admitted_through: u64,
+    /// The front waiter last woken to be told it is the front.
+    front_told: u64,
 }
 
 struct Waiter {
     id: u64,
     bytes: usize,
-    admitted: oneshot::Sender<()>,
+    /// Its task, once it has waited.
+    waker: Option<Waker>,
 }
 
 impl BudgetState {
@@ -55,19 +67,50 @@ impl BudgetState {
         self.held == 0 || self.held + bytes <= limit
     }
 
-    /// Admits waiters from the front while the bound has room for them.
+    /// Admits waiters from the front while the bound has room for them, and tells a new
+    /// front waiter that it is the front.
     fn admit(&mut self, limit: usize) {
         while let Some(front) = self.waiters.front() {
             if !self.fits(limit, front.bytes) {
-                return;
+                break;
             }
             let w = self.waiters.pop_front().expect("front exists");
             self.held += w.bytes;
-            // The waiter removes itself under this lock before it drops its receiver, so it
-            // is still listening.
-            let _ = w.admitted.send(());
+            self.admitted_through = w.id;
+            if let Some(waker) = w.waker {
+                waker.wake();
+            }
+        }
+        if let Some(front) = self.waiters.front_mut() {
+            if front.id != self.front_told {
+                self.front_told = front.id;
+                // One that has not waited yet sees it is the front when it first looks.
+                if let Some(waker) = front.waker.take() {
+                    waker.wake();
+                }
+            }
         }
     }
+
+    fn position(&self, id: u64) -> Option<usize> {
+        // Ids in the queue are consecutive unless a waiter left from the middle (a cancelled
+        // writer): then the id's distance from the front's is its place. A binary search
+        // through 10,000 waiters was 0.08 us per update in cache misses.
+        let guess = usize::try_from(id.checked_sub(self.waiters.front()?.id)?).ok()?;
+        if self.waiters.get(guess).is_some_and(|w| w.id == id) {
+            return Some(guess);
+        }
+        self.waiters.binary_search_by_key(&id, |w| w.id).ok()
+    }
+}
+
+/// What a waiter waited for.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// Its bytes are taken.
+    Admitted,
+    /// It is the front of the queue: the one that watches for a stall.
+    Front,
 }
 
 /// A place in the budget's queue. Dropped before it was admitted, it leaves the queue;
@@ -76,20 +119,59 @@ pub(crate) struct Waiting<'a> {
     budget: &'a WriteBudget,
     id: u64,
     bytes: usize,
-    admitted: oneshot::Receiver<()>,
     done: bool,
+    saw_front: bool,
 }
 
 impl Waiting<'_> {
+    /// Ready when admitted, or (once, with `or_front`) when it is the front of the queue;
+    /// otherwise leaves its waker in its queue entry.
+    pub(crate) fn poll_admission(
+        &mut self,
+        cx: &mut Context<'_>,
+        or_front: bool,
+    ) -> Poll<Admission> {
+        let mut st = self.budget.lock();
+        if self.id <= st.admitted_through {
+            self.done = true;
+            return Poll::Ready(Admission::Admitted);
+        }
+        let Some(pos) = st.position(self.id) else {
+            // Not admitted and not queued cannot be: only its own drop removes it otherwise.
+            debug_assert!(false, "waiter {} is neither queued nor admitted", self.id);
+            self.done = true;
+            return Poll::Ready(Admission::Admitted);
+        };
+        if or_front && !self.saw_front && pos == 0 {
+            self.saw_front = true;
+            st.front_told = self.id;
+            return Poll::Ready(Admission::Front);
+        }
+        let slot = &mut st.waiters[pos].waker;
+        match slot {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => *slot = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    /// Waits until admitted, or until it is the front of the queue.
+    pub(crate) async fn admitted_or_front(&mut self) -> Admission {
+        std::future::poll_fn(|cx| self.poll_admission(cx, true)).await
+    }
+
     /// Waits until admitted (true), or until `tick` passes (false: still queued).
     pub(crate) async fn admitted_within(&mut self, tick: std::time::Duration) -> bool {
-        match tokio::time::timeout(tick, &mut self.admitted).await {
-            Ok(_) => {
-                self.done = true;
-                true
-            }
-            Err(_) => false,
-        }
+        let admitted = std::future::poll_fn(|cx| self.poll_admission(cx, false));
+        tokio::time::timeout(tick, admitted).await.is_ok()
+    }
+}
+
+#[cfg(test)]
+impl Waiting<'_> {
+    /// Whether it has been admitted (noticed or not).
+    fn is_admitted(&self) -> bool {
+        self.id <= self.budget.lock().admitted_through
     }
 }
 
@@ -100,11 +182,11 @@ impl Drop for Waiting<'_> {
         }
         let budget = self.budget;
         let mut st = budget.lock();
-        if let Some(pos) = st.waiters.iter().position(|w| w.id == self.id) {
-            st.waiters.remove(pos);
-        } else {
+        if self.id <= st.admitted_through {
             // Admitted, and cancelled before it noticed.
             st.held = st.held.saturating_sub(self.bytes);
+        } else if let Some(pos) = st.position(self.id) {
+            st.waiters.remove(pos);
         }
         st.admit(budget.limit);
     }
@@ -141,13 +223,12 @@ impl WriteBudget {
             st.held += bytes;
             return Ok(());
         }
-        let (tx, rx) = oneshot::channel();
         st.next_waiter += 1;
         let id = st.next_waiter;
         st.waiters.push_back(Waiter {
             id,
             bytes,
-            admitted: tx,
+            waker: None,
         });
         let nothing_in_flight = st.in_flight == 0;
         Err((
@@ -155,8 +236,8 @@ impl WriteBudget {
                 budget: self,
                 id,
                 bytes,
-                admitted: rx,
                 done: false,
+                saw_front: false,
             },
             nothing_in_flight,
         ))
@@ -226,13 +307,13 @@ mod tests {
         let (mut b, _) = budget.take_or_queue(4).err().unwrap();
         let (mut c, _) = budget.take_or_queue(1).err().unwrap();
         // c would fit (8 + 1), but a and b wait before it.
-        assert!(a.admitted.try_recv().is_err());
-        assert!(c.admitted.try_recv().is_err());
+        assert!(!a.is_admitted());
+        assert!(!c.is_admitted());
         let _ = budget.release(8, false);
         // 0 held: a (4) and b (4) fit, then c (1): 9.
-        assert!(a.admitted.try_recv().is_ok());
-        assert!(b.admitted.try_recv().is_ok());
-        assert!(c.admitted.try_recv().is_ok());
+        assert!(a.is_admitted());
+        assert!(b.is_admitted());
+        assert!(c.is_admitted());
         a.done = true;
         b.done = true;
         c.done = true;
@@ -246,14 +327,14 @@ mod tests {
         let (mut a, _) = budget.take_or_queue(6).err().unwrap();
         let (mut b, _) = budget.take_or_queue(2).err().unwrap();
         let _ = budget.release(0, false);
-        assert!(a.admitted.try_recv().is_err());
-        assert!(b.admitted.try_recv().is_err());
+        assert!(!a.is_admitted());
+        assert!(!b.is_admitted());
         // A new writer queues behind them even though 2 more bytes would fit.
         let (c, _) = budget.take_or_queue(2).err().unwrap();
         drop(c);
         let _ = budget.release(6, false);
-        assert!(a.admitted.try_recv().is_ok());
-        assert!(b.admitted.try_recv().is_ok());
+        assert!(a.is_admitted());
+        assert!(b.is_admitted());
         a.done = true;
         b.done = true;
         assert_eq!(budget.held(), 8);
@@ -264,15 +345,118 @@ mod tests {
         let budget = WriteBudget::new(10);
         budget.take_or_queue(10).ok().unwrap();
         let (a, _) = budget.take_or_queue(5).err().unwrap();
-        let (mut b, _) = budget.take_or_queue(5).err().unwrap();
+        let (b, _) = budget.take_or_queue(5).err().unwrap();
         // a leaves before admission: b is next.
         drop(a);
         let _ = budget.release(5, false);
-        assert!(b.admitted.try_recv().is_ok());
+        assert!(b.is_admitted());
         assert_eq!(budget.held(), 10);
         // b was admitted but is dropped before it noticed: its bytes come back.
         drop(b);
         assert_eq!(budget.held(), 5);
+    }
+
+    /// Counts its wakes.
+    struct CountsWakes(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for CountsWakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn counting_waker() -> (Arc<CountsWakes>, std::task::Waker) {
+        let count = Arc::new(CountsWakes(Default::default()));
+        (count.clone(), std::task::Waker::from(count))
+    }
+
+    fn wakes(count: &CountsWakes) -> usize {
+        count.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    #[test]
+    fn only_the_front_waiter_is_told_to_watch_for_a_stall_and_a_release_wakes_only_whom_it_concerns(
+    ) {
+        use std::task::{Context, Poll};
+        let budget = WriteBudget::new(10);
+        budget.take_or_queue(10).ok().unwrap();
+        let (mut a, _) = budget.take_or_queue(5).err().unwrap();
+        let (mut b, _) = budget.take_or_queue(5).err().unwrap();
+        let (mut c, _) = budget.take_or_queue(5).err().unwrap();
+        let (a_wakes, a_waker) = counting_waker();
+        let (b_wakes, b_waker) = counting_waker();
+        let (c_wakes, c_waker) = counting_waker();
+        // a is at the front: it alone watches for a stall (a timer); b and c only wait.
+        let poll = |w: &mut Waiting<'_>, waker: &std::task::Waker, or_front: bool| {
+            w.poll_admission(&mut Context::from_waker(waker), or_front)
+        };
+        assert_eq!(poll(&mut a, &a_waker, true), Poll::Ready(Admission::Front));
+        assert_eq!(poll(&mut b, &b_waker, true), Poll::Pending);
+        assert_eq!(poll(&mut c, &c_waker, true), Poll::Pending);
+        assert_eq!(poll(&mut a, &a_waker, false), Poll::Pending);
+        // 5 bytes back: a is admitted, and b, the new front, is told so; c sleeps on.
+        let _ = budget.release(5, false);
+        assert_eq!(
+            (wakes(&a_wakes), wakes(&b_wakes), wakes(&c_wakes)),
+            (1, 1, 0)
+        );
+        assert_eq!(
+            poll(&mut a, &a_waker, false),
+            Poll::Ready(Admission::Admitted)
+        );
+        assert_eq!(poll(&mut b, &b_waker, true), Poll::Ready(Admission::Front));
+        assert_eq!(poll(&mut b, &b_waker, false), Poll::Pending);
+        // A release that admits nobody wakes nobody.
+        let _ = budget.release(0, false);
+        assert_eq!(
+            (wakes(&a_wakes), wakes(&b_wakes), wakes(&c_wakes)),
+            (1, 1, 0)
+        );
+        // b leaves the queue (its writer cancelled): c is the front now, and is told.
+        drop(b);
+        assert_eq!(wakes(&c_wakes), 1);
+        assert_eq!(poll(&mut c, &c_waker, true), Poll::Ready(Admission::Front));
+        assert_eq!(poll(&mut c, &c_waker, false), Poll::Pending);
+        let _ = budget.release(5, false);
+        assert_eq!(wakes(&c_wakes), 2);
+        assert_eq!(
+            poll(&mut c, &c_waker, false),
+            Poll::Ready(Admission::Admitted)
+        );
+        assert_eq!(budget.held(), 10);
+    }
+
+    #[test]
+    fn waiters_behind_one_that_left_from_the_middle_are_still_found_and_woken() {
+        use std::task::{Context, Poll};
+        let budget = WriteBudget::new(10);
+        budget.take_or_queue(10).ok().unwrap();
+        let mut queued: Vec<Waiting<'_>> = (0..6)
+            .map(|_| budget.take_or_queue(2).err().unwrap().0)
+            .collect();
+        // The second and fourth leave: ids in the queue are no longer consecutive.
+        drop(queued.remove(3));
+        drop(queued.remove(1));
+        let counted: Vec<_> = (0..queued.len()).map(|_| counting_waker()).collect();
+        for (w, (_, waker)) in queued.iter_mut().zip(&counted) {
+            let _ = w.poll_admission(&mut Context::from_waker(waker), false);
+        }
+        // 6 bytes back: the first three left (2 bytes each) are admitted; the last one is
+        // the front and is told.
+        let _ = budget.release(6, false);
+        let woken: Vec<usize> = counted.iter().map(|(c, _)| wakes(c)).collect();
+        assert_eq!(woken, vec![1, 1, 1, 1]);
+        for (w, (_, waker)) in queued.iter_mut().take(3).zip(&counted) {
+            let polled = w.poll_admission(&mut Context::from_waker(waker), false);
+            assert_eq!(polled, Poll::Ready(Admission::Admitted));
+        }
+        let last = &mut queued[3];
+        assert!(!last.is_admitted());
+        assert_eq!(
+            last.poll_admission(&mut Context::from_waker(&counted[3].1), true),
+            Poll::Ready(Admission::Front)
+        );
+        assert_eq!(budget.held(), 10);
     }
 
     struct CountsCuts(std::sync::atomic::AtomicUsize);
@@ -301,10 +485,10 @@ mod tests {
         // buffers hold the budget now, and they are cut.
         budget.release_and_unstall(3, true);
         assert_eq!(mutator.0.load(std::sync::atomic::Ordering::SeqCst), 1);
-        assert!(waiting.admitted.try_recv().is_err());
+        assert!(!waiting.is_admitted());
         // Nobody waits: no cut.
         budget.release_and_unstall(6, false);
-        assert!(waiting.admitted.try_recv().is_ok());
+        assert!(waiting.is_admitted());
         waiting.done = true;
         budget.sent(5);
         budget.release_and_unstall(5, true);
