@@ -52,9 +52,6 @@ struct BudgetState {
     admitted_through: u64,
     /// The front waiter last woken to be told it is the front.
     front_told: u64,
-    /// The idle buffers were cut since the bytes in flight last fell below the low-water
-    /// mark.
-    cut_below_low_water: bool,
 }
 
 struct Waiter {
@@ -252,27 +249,13 @@ impl WriteBudget {
 
     /// Bytes that were buffered are now handed to a flush.
     pub(crate) fn sent(&self, bytes: usize) {
-        let mut st = self.lock();
-        st.in_flight += bytes;
-        if st.in_flight >= self.low_water() {
-            st.cut_below_low_water = false;
-        }
-    }
-
-    /// Bytes in flight below which waiting writers have the idle buffers cut: a quarter of
-    /// the bound.
-    fn low_water(&self) -> usize {
-        self.limit / 4
+        self.lock().in_flight += bytes;
     }
 
     /// Bytes that were buffered and are gone (answered, failed, or never sendable). Returns
-    /// whether the idle buffers should be cut (see
-    /// [`release_and_unstall`](Self::release_and_unstall)): writers wait and nothing is left
-    /// in flight, so no answer will free room for them; or writers wait and the bytes in
-    /// flight just fell below a quarter of the bound. Then most of the budget sits in idle
-    /// buffers: with 10,000 writers each holds a row or two, and each writer's own cut when
-    /// it queues sent them a row at a time (requests of about 300 rows where 512 writers
-    /// made them of 4,300, each costing the client and the region server per request).
+    /// whether writers still wait with nothing left in flight: no answer will free room for
+    /// them, only cutting the idle buffers that hold the budget (see
+    /// [`release_and_unstall`](Self::release_and_unstall)).
     pub(crate) fn release(&self, bytes: usize, were_in_flight: bool) -> bool {
         let mut st = self.lock();
         st.held = st.held.saturating_sub(bytes);
@@ -280,23 +263,11 @@ impl WriteBudget {
             st.in_flight = st.in_flight.saturating_sub(bytes);
         }
         st.admit(self.limit);
-        if st.waiters.is_empty() {
-            return false;
-        }
-        if st.in_flight == 0 {
-            return true;
-        }
-        // Once per fall below the mark: a cut touches every mutator of the client.
-        if st.in_flight < self.low_water() && !st.cut_below_low_water {
-            st.cut_below_low_water = true;
-            return true;
-        }
-        false
+        !st.waiters.is_empty() && st.in_flight == 0
     }
 
-    /// [`release`](Self::release), then, if writers wait with nothing (or, once, little) in
-    /// flight, cuts every idle buffer, so that their wait ends. The caller holds no
-    /// mutator's lock.
+    /// [`release`](Self::release), then, if writers wait with nothing in flight, cuts every
+    /// idle buffer, so that their wait ends. The caller holds no mutator's lock.
     pub(crate) fn release_and_unstall(&self, bytes: usize, were_in_flight: bool) {
         if self.release(bytes, were_in_flight) {
             self.flush_idle_buffers();
@@ -496,18 +467,12 @@ mod tests {
         }
     }
 
-    /// A mutator registered with `budget` that counts the cuts of its buffer.
-    fn registered_cut_counter(budget: &WriteBudget) -> Arc<CountsCuts> {
-        let mutator = Arc::new(CountsCuts(Default::default()));
-        let weak: Weak<dyn Flushable> = Arc::downgrade(&mutator) as Weak<dyn Flushable>;
-        budget.register(weak);
-        mutator
-    }
-
     #[test]
     fn the_last_answer_with_writers_waiting_cuts_the_idle_buffers() {
         let budget = WriteBudget::new(10);
-        let mutator = registered_cut_counter(&budget);
+        let mutator = Arc::new(CountsCuts(Default::default()));
+        let weak: Weak<dyn Flushable> = Arc::downgrade(&mutator) as Weak<dyn Flushable>;
+        budget.register(weak);
         // 10 held: 4 cut and in flight, 6 buffered.
         budget.take_or_queue(10).ok().unwrap();
         budget.sent(4);
@@ -528,32 +493,6 @@ mod tests {
         budget.sent(5);
         budget.release_and_unstall(5, true);
         assert_eq!(mutator.0.load(std::sync::atomic::Ordering::SeqCst), 1);
-    }
-
-    #[test]
-    fn little_left_in_flight_with_writers_waiting_cuts_the_idle_buffers_once() {
-        let budget = WriteBudget::new(100);
-        let mutator = registered_cut_counter(&budget);
-        let cuts = || mutator.0.load(std::sync::atomic::Ordering::SeqCst);
-        // 100 held: 40 in flight, 60 idle in buffers; a writer waits.
-        budget.take_or_queue(100).ok().unwrap();
-        budget.sent(40);
-        let (waiting, _) = budget.take_or_queue(50).err().unwrap();
-        // Answers while a quarter of the bound or more is in flight: no cut.
-        budget.release_and_unstall(15, true);
-        assert_eq!(cuts(), 0);
-        // Below a quarter (24 in flight): the idle buffers go out, so that the requests to
-        // come are large ones, not one writer's row each.
-        budget.release_and_unstall(1, true);
-        assert_eq!(cuts(), 1);
-        // Not again on every answer below it (a cut touches every mutator)...
-        budget.release_and_unstall(1, true);
-        assert_eq!(cuts(), 1);
-        // ...only after the bytes in flight rose above it again.
-        budget.sent(30);
-        budget.release_and_unstall(30, true);
-        assert_eq!(cuts(), 2);
-        drop(waiting);
     }
 
     #[test]
