@@ -45,7 +45,8 @@ struct BudgetState {
     held: usize,
     in_flight: usize,
     /// In the order of their ids (ids only grow, and waiters leave from the front when
-    /// admitted or from anywhere when cancelled), so a waiter finds itself by binary search.
+    /// admitted or from anywhere when cancelled), so a waiter finds itself by its distance
+    /// from the front's id, or else by binary search (see [`BudgetState::position`]).
     waiters: VecDeque<Waiter>,
     next_waiter: u64,
     /// Every waiter up to this id has been admitted or has left: admission is in id order.
