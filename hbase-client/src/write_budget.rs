@@ -8,9 +8,9 @@
 //!
 //! A waiter is an entry in the queue with its task's waker, not a channel: with 10,000
 //! writers waiting, a one-shot channel and a recheck timer per waiter were 0.4 us of client
-//! CPU per update. Only the front waiter can be stalled (the ones behind it are admitted
-//! after it), so only the front one watches for a stall; it is told when it becomes the
-//! front.
+//! CPU per operation of workload A. Only the front waiter can be stalled (the ones behind
+//! it are admitted after it), so only the front one watches for a stall; it is told when it
+//! becomes the front.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
