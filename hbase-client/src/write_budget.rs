@@ -13,6 +13,7 @@
 //! becomes the front.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 
@@ -27,6 +28,9 @@ pub(crate) trait Flushable: Send + Sync {
 pub(crate) struct WriteBudget {
     limit: usize,
     state: Mutex<BudgetState>,
+    /// Mirrors whether `state` has waiters, for the dispatchers' check on every pass (see
+    /// [`writers_waiting`](Self::writers_waiting)), which must not take the writers' lock.
+    waiting: AtomicBool,
     mutators: Mutex<Registered>,
 }
 
@@ -190,6 +194,7 @@ impl Drop for Waiting<'_> {
             st.waiters.remove(pos);
         }
         st.admit(budget.limit);
+        budget.publish_waiting(&st);
     }
 }
 
@@ -198,12 +203,33 @@ impl WriteBudget {
         WriteBudget {
             limit: limit.max(1),
             state: Mutex::new(BudgetState::default()),
+            waiting: AtomicBool::new(false),
             mutators: Mutex::new(Registered::default()),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, BudgetState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Updates the mirror of whether writers wait (caller holds the state lock, so the
+    /// mirror follows the queue's changes in order).
+    fn publish_waiting(&self, st: &BudgetState) {
+        let waiting = !st.waiters.is_empty();
+        if self.waiting.load(Ordering::Relaxed) != waiting {
+            self.waiting.store(waiting, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether writers wait for room now: the client writes faster than its writes are
+    /// answered. Read without the lock, so it may lag a change by a moment.
+    pub(crate) fn writers_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// The bound, in bytes.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
     }
 
     pub(crate) fn register(&self, mutator: Weak<dyn Flushable>) {
@@ -231,6 +257,7 @@ impl WriteBudget {
             bytes,
             waker: None,
         });
+        self.publish_waiting(&st);
         let nothing_in_flight = st.in_flight == 0;
         Err((
             Waiting {
@@ -264,6 +291,7 @@ impl WriteBudget {
             st.in_flight = st.in_flight.saturating_sub(bytes);
         }
         st.admit(self.limit);
+        self.publish_waiting(&st);
         !st.waiters.is_empty() && st.in_flight == 0
     }
 
@@ -339,6 +367,30 @@ mod tests {
         a.done = true;
         b.done = true;
         assert_eq!(budget.held(), 8);
+    }
+
+    #[test]
+    fn writers_waiting_follows_the_queue_through_admission_and_cancellation() {
+        let budget = WriteBudget::new(10);
+        budget.take_or_queue(10).ok().unwrap();
+        assert!(!budget.writers_waiting());
+        let (mut a, _) = budget.take_or_queue(5).err().unwrap();
+        let (b, _) = budget.take_or_queue(5).err().unwrap();
+        assert!(budget.writers_waiting());
+        // a is admitted; b still waits.
+        let _ = budget.release(5, false);
+        assert!(a.is_admitted());
+        a.done = true;
+        assert!(budget.writers_waiting());
+        // b leaves: nobody waits.
+        drop(b);
+        assert!(!budget.writers_waiting());
+        let (c, _) = budget.take_or_queue(5).err().unwrap();
+        assert!(budget.writers_waiting());
+        let _ = budget.release(5, false);
+        assert!(c.is_admitted());
+        assert!(!budget.writers_waiting());
+        drop(c);
     }
 
     #[test]

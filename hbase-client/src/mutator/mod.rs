@@ -14,10 +14,13 @@
 //! The dispatcher locates each cut mutation once and places it in its region's queue; a
 //! request takes mutations from the front of one server's ready region queues. A region whose
 //! request is in flight is not looked at again until that request ends, so a dispatch pass
-//! costs what it places and sends, not what waits. A region queue counts against the task
-//! limit of the server its region is on as last learned: when a region moves, its queue
-//! follows as soon as the client learns the new location (a write to it located anew, or one
-//! of its requests ending after it relocated), so it does not wait for the old server's slots.
+//! costs what it places and sends, not what waits. While writers wait for room in the write
+//! budget, a server with nothing in flight gets its next request only once it has gathered a
+//! few hundred rows or 50 ms have passed (a region server's cost per request is large; see
+//! `dispatch::lingers`). A region queue counts against the task limit of the server its
+//! region is on as last learned: when a region moves, its queue follows as soon as the client
+//! learns the new location (a write to it located anew, or one of its requests ending after it
+//! relocated), so it does not wait for the old server's slots.
 //!
 //! Order: two writes to the same row are applied in the order they were cut, also across
 //! retries (for one mutator, the order they were buffered). All unanswered writes to a row sit
@@ -442,7 +445,7 @@ impl BufferedMutator {
             opts.operation_timeout = t;
         }
         let writer = Arc::new(Writer {
-            dispatch: dispatchers.join(rt, &table, opts),
+            dispatch: dispatchers.join(rt, &budget, &table, opts),
             budget,
             listener: config.listener,
             write_buffer_size: config.write_buffer_size.unwrap_or(c.write_buffer_size),
