@@ -552,8 +552,9 @@ struct Batch {
 ///
 /// With thousands of writers the budget is always short: rows reach the dispatcher one
 /// waiting writer at a time, and a server that answers fast was sent a `Multi` of a few
-/// dozen rows the moment its last one ended (1,000-3,000 such calls a server in 20 s at
-/// 10,000 threads, against 30-80 at 512), each paying the server's fixed cost per request.
+/// dozen rows the moment its last one ended (1,000-3,500 such calls to one server in a 25 s
+/// run of workload A at 10,000 threads, against 30-80 at 512), each paying the server's fixed
+/// cost per request.
 /// Nobody waits on one request then: the writers wait for room, which the server's CPU
 /// frees faster when it spends less per request. Held at most `LINGER` (checked at each
 /// dispatch pass; another request's end or a new cut starts one), and never when nothing
