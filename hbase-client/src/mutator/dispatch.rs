@@ -367,18 +367,25 @@ async fn dispatcher(guard: DispatcherGuard) {
         }
         // Boxed: the pass's state (its lookups' futures) is allocated while it runs, so an
         // idle dispatcher's task is only this loop's.
-        Box::pin(dispatch(&d)).await;
-        woken.await;
+        // A server held back to let its request grow (see `lingers`) is looked at again when
+        // its hold ends, whatever else happens by then.
+        match Box::pin(dispatch(&d)).await {
+            Some(hold_ends) => {
+                let _ = tokio::time::timeout_at(hold_ends.into(), woken).await;
+            }
+            None => woken.await,
+        }
     }
 }
 
 /// One dispatch pass. Newly cut mutations are located once and placed in their region's
 /// queue (or, while an earlier write to the same row is unanswered, in that write's queue);
 /// then every server with ready queues gets requests while it and their regions have tasks
-/// to spare. The work is proportional to the mutations placed and sent, not to what waits:
-/// a region that is held back (its task in flight) is not looked at again until its task
-/// ends.
-async fn dispatch(d: &Arc<Dispatch>) {
+/// to spare (unless it is held back to let its request grow, see [`lingers`]). The work is
+/// proportional to the mutations placed and sent, not to what waits: a region that is held
+/// back (its task in flight) is not looked at again until its task ends, and a server held
+/// back costs a sum over its ready regions. Returns when the earliest hold ends, if any.
+async fn dispatch(d: &Arc<Dispatch>) -> Option<Instant> {
     let mut taken = Locating {
         d,
         entries: {
@@ -415,7 +422,7 @@ async fn dispatch(d: &Arc<Dispatch>) {
             taken.entries[i].located = loc.map(|l| (l, generation));
         }
     }
-    let requests = {
+    let (requests, hold_ends) = {
         let mut st = d.lock();
         let st = &mut *st;
         st.locating = 0;
@@ -429,6 +436,7 @@ async fn dispatch(d: &Arc<Dispatch>) {
         let req = InFlight::new(d.clone(), req);
         tokio::spawn(send_request(req));
     }
+    hold_ends
 }
 
 /// Rows a dispatch pass locates from the cache under one hold of its lock.
@@ -529,10 +537,10 @@ fn forget_if_idle(servers: &mut FxHashMap<String, ServerQueue>, server: &str) {
 }
 
 /// Rows a request to a server should carry before it is sent while writers wait for room:
-/// a region server spends about 220 us of CPU on a `Multi` beyond its rows (measured on
+/// a region server spends about 280-420 us of CPU on a `Multi` beyond its rows (measured on
 /// this project's HBase 2.6 with update-only runs at 512 threads: 27.5-34.5 us per update
-/// with 16 KiB requests, about 40 rows, against 12.8-13.0 with 4 MiB ones), so 256 rows keep
-/// that under one us a row.
+/// with 16 KiB requests, about 19 rows each, against 12.8-13.0 with 4 MiB ones), so 256 rows
+/// keep that under 2 us a row.
 const LINGER_ROWS: usize = 256;
 
 /// The longest a server's next request is held back to grow.
@@ -556,10 +564,10 @@ struct Batch {
 /// run of workload A at 10,000 threads, against 30-80 at 512), each paying the server's fixed
 /// cost per request.
 /// Nobody waits on one request then: the writers wait for room, which the server's CPU
-/// frees faster when it spends less per request. Held at most `LINGER` (checked at each
-/// dispatch pass; another request's end or a new cut starts one), and never when nothing
-/// else is in flight, so a hold always ends. `bound` is the most a request could carry
-/// (the smaller of the request size and the whole budget): a quarter of it is enough.
+/// frees faster when it spends less per request. Held at most `LINGER` (the dispatcher
+/// runs a pass when the earliest hold ends, even if nothing else happens), and never when
+/// nothing else is in flight. `bound` is the most a request could carry (the smaller of the
+/// request size and the whole budget): a quarter of it is enough.
 fn lingers(b: Batch, bound: usize) -> bool {
     b.rows < LINGER_ROWS && b.bytes < bound / 4 && b.waited < LINGER
 }
@@ -662,10 +670,12 @@ impl Dispatch {
         }
     }
 
-    /// Requests for every server with ready region queues, within the task limits (caller
-    /// holds the state lock; the requests are counted in flight).
-    fn form_requests(&self, st: &mut State) -> Vec<Request> {
+    /// Requests for every server with ready region queues, within the task limits, but for
+    /// servers held back to let their request grow (caller holds the state lock; the requests
+    /// are counted in flight). Also returns when the earliest hold ends, if any.
+    fn form_requests(&self, st: &mut State) -> (Vec<Request>, Option<Instant>) {
         let mut requests = Vec::new();
+        let mut hold_ends: Option<Instant> = None;
         // How many of each of a request's queues go in (from its front), and their bytes.
         let mut taken: Vec<(usize, usize)> = Vec::new();
         let State {
@@ -694,6 +704,8 @@ impl Dispatch {
                     waited: now.saturating_duration_since(since),
                 };
                 if lingers(batch, self.max_request_size.min(self.budget.limit())) {
+                    let ends = since + LINGER;
+                    hold_ends = Some(hold_ends.map_or(ends, |e| e.min(ends)));
                     continue;
                 }
             }
@@ -782,7 +794,7 @@ impl Dispatch {
                 requests.push(req);
             }
         }
-        requests
+        (requests, hold_ends)
     }
 
     /// A request ended: its server and regions have a task to spare again, and their queues

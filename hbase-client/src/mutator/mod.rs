@@ -15,9 +15,9 @@
 //! request takes mutations from the front of one server's ready region queues. A region whose
 //! request is in flight is not looked at again until that request ends, so a dispatch pass
 //! costs what it places and sends, not what waits. While writers wait for room in the write
-//! budget, a server with nothing in flight gets its next request only once it has gathered a
-//! few hundred rows or 50 ms have passed (a region server's cost per request is large; see
-//! `dispatch::lingers`). A region queue counts against the task limit of the server its
+//! budget and other requests are in flight, a server with nothing in flight gets its next
+//! request only once it has gathered 256 rows (or a quarter of a request's bytes) or 50 ms
+//! have passed (a region server's cost per request is large; see `dispatch::lingers`). A region queue counts against the task limit of the server its
 //! region is on as last learned: when a region moves, its queue follows as soon as the client
 //! learns the new location (a write to it located anew, or one of its requests ending after it
 //! relocated), so it does not wait for the old server's slots.
