@@ -1114,26 +1114,9 @@ async fn a_region_moved_off_a_frozen_server_takes_its_queue_along() {
                 .unwrap(),
             dest
         );
-        let table = plain.table(&name.to_string()).unwrap();
-        let all_present = |rows: Vec<String>| {
-            let table = table.clone();
-            async move {
-                let actions: Vec<hbase_client::Action> = rows
-                    .iter()
-                    .map(|r| hbase_client::Action::Get(Get::new(r.clone())))
-                    .collect();
-                table
-                    .batch(&actions)
-                    .await
-                    .into_iter()
-                    .all(|r| matches!(r, Ok(hbase_client::ActionResult::Row(Some(_)))))
-            }
-        };
         // The event: all of a's rows stored. It must come while b's and c's writes are still
         // unanswered (nothing failed, the flush still waits).
-        while !all_present(a.clone()).await {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_readable(&plain, &name.to_string(), &a).await;
         assert_eq!(
             *failures.lock().unwrap(),
             Vec::<String>::new(),
@@ -1153,9 +1136,7 @@ async fn a_region_moved_off_a_frozen_server_takes_its_queue_along() {
         }
         let m3 = mutator.clone();
         let flushing_fresh = tokio::spawn(async move { m3.flush().await });
-        while !all_present(fresh.clone()).await {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_until_readable(&plain, &name.to_string(), &fresh).await;
         assert_eq!(*failures.lock().unwrap(), Vec::<String>::new());
         assert!(
             mutator.unanswered_mutations() >= b.len() + c.len(),

@@ -562,8 +562,7 @@ struct Batch {
 /// waiting writer at a time, and a server that answers fast was sent a `Multi` of a few
 /// dozen rows the moment its last one ended (1,000-3,500 such calls to one server in a 25 s
 /// run of workload A at 10,000 threads, against 30-80 at 512), each paying the server's fixed
-/// cost per request.
-/// Nobody waits on one request then: the writers wait for room, which the server's CPU
+/// cost per request. Nobody waits on one request then: the writers wait for room, which the server's CPU
 /// frees faster when it spends less per request. Held at most `LINGER` (the dispatcher
 /// runs a pass when the earliest hold ends, even if nothing else happens), and never when
 /// nothing else is in flight. `bound` is the most a request could carry (the smaller of the
@@ -681,17 +680,18 @@ impl Dispatch {
         let State {
             regions, servers, ..
         } = st;
-        // Read once a pass: whether writers wait, and how many requests are in flight.
-        let pressed = self.budget.writers_waiting();
-        let in_flight: usize = servers.values().map(|s| s.tasks).sum();
-        let now = Instant::now();
+        // Read once a pass, and only while writers wait (the clock and the sum are the only
+        // costs this adds to a pass otherwise): the requests in flight, and the time.
+        let pressed = self.budget.writers_waiting().then(|| {
+            (
+                servers.values().map(|s| s.tasks).sum::<usize>(),
+                Instant::now(),
+            )
+        });
         for (server, sq) in servers.iter_mut() {
-            if pressed
-                && !server.is_empty()
-                && sq.tasks == 0
-                && in_flight > 0
-                && !sq.ready.is_empty()
-            {
+            if let Some((_, now)) = pressed.filter(|&(in_flight, _)| {
+                in_flight > 0 && !server.is_empty() && sq.tasks == 0 && !sq.ready.is_empty()
+            }) {
                 let (rows, bytes) = sq
                     .ready
                     .iter()

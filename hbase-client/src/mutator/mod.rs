@@ -17,10 +17,12 @@
 //! costs what it places and sends, not what waits. While writers wait for room in the write
 //! budget and other requests are in flight, a server with nothing in flight gets its next
 //! request only once it has gathered 256 rows (or a quarter of a request's bytes) or 50 ms
-//! have passed (a region server's cost per request is large; see `dispatch::lingers`). A region queue counts against the task limit of the server its
-//! region is on as last learned: when a region moves, its queue follows as soon as the client
-//! learns the new location (a write to it located anew, or one of its requests ending after it
-//! relocated), so it does not wait for the old server's slots.
+//! have passed (a region server's cost per request is large; see `dispatch::lingers`).
+//!
+//! A region queue counts against the task limit of the server its region is on as last
+//! learned: when a region moves, its queue follows as soon as the client learns the new
+//! location (a write to it located anew, or one of its requests ending after it relocated), so
+//! it does not wait for the old server's slots.
 //!
 //! Order: two writes to the same row are applied in the order they were cut, also across
 //! retries (for one mutator, the order they were buffered). All unanswered writes to a row sit
