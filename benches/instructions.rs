@@ -70,7 +70,7 @@ const QUALIFIERS: [&str; FIELDS] = [
 fn row_put(key: Bytes, value: &Bytes) -> Put {
     let mut put = Put::with_capacity(key, FIELDS);
     for q in QUALIFIERS {
-        put = put.add("cf", q, value.clone());
+        put = put.add("cf", q, value);
     }
     put
 }

@@ -32,7 +32,7 @@ fn mutate(c: &mut Criterion) {
                     "user{:019}",
                     i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 10_000_000
                 );
-                Put::new(row).add("cf", "field0", value.clone())
+                Put::new(row).add("cf", "field0", &value)
             },
             |put| {
                 let m = mutator.clone();

@@ -47,7 +47,7 @@ enum Mode {
 fn put(row: String, value: &Bytes) -> Put {
     let mut put = Put::new(row);
     for f in 0..FIELDS {
-        put = put.add("cf", format!("field{f}"), value.clone());
+        put = put.add("cf", format!("field{f}"), value);
     }
     put
 }

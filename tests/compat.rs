@@ -152,9 +152,7 @@ async fn every_mutation_kind_and_read_option() {
         assert_eq!(row.value(b"b", b"s").unwrap(), b"abcd");
 
         // Check-and-mutate.
-        let cas = |check: CheckAndMutate, v: &str| {
-            check.then_put(Put::new("n").add("b", "k", v.to_string()))
-        };
+        let cas = |check: CheckAndMutate, v: &str| check.then_put(Put::new("n").add("b", "k", v));
         assert!(t
             .check_and_mutate(cas(CheckAndMutate::new("n", "b", "k").if_absent(), "1"))
             .await

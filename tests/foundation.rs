@@ -33,7 +33,7 @@ async fn presplit_table_put_get_delete_across_region_servers() {
             .put(
                 Put::new(key(i))
                     .add("cf", "q", value(i))
-                    .add("cf", "n", i.to_be_bytes().to_vec()),
+                    .add("cf", "n", i.to_be_bytes()),
             )
             .await
             .unwrap();

@@ -836,7 +836,7 @@ async fn a_rows_write_waits_behind_its_earlier_write_across_a_split() {
         let name = hbase_it::unique_table("mutator_split_order");
         hbase_it::create_table(&client, &name, &[]).await;
         let table = client.table(&name.to_string()).unwrap();
-        let value = |v: &str| Put::new("k").add("cf", "q", v.to_string());
+        let value = |v: &str| Put::new("k").add("cf", "q", v);
         table.put(value("v0")).await.unwrap();
         let parent = client.admin().region_for_row(&name, b"k").await.unwrap();
         // Split by another client: this one's cache keeps the parent.

@@ -279,7 +279,7 @@ impl fmt::Debug for Cell {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put_key_value(
-    buf: &mut BytesMut,
+    buf: &mut impl BufMut,
     lead: &[u8],
     row: &[u8],
     family: &[u8],

@@ -1,17 +1,16 @@
-//! Bytes for the HBase binding's row keys and values, carved from small shared chunks.
+//! Bytes for the HBase binding's row keys, carved from small shared chunks.
 //!
-//! A write's key and value each used to be a `Vec` of their own, and the key took a third
-//! allocation (the `Bytes` shared header) when the mutator first cloned it: three of a buffered
-//! update's six allocations, about 300 instructions each with glibc. Carved, they share one
-//! allocation per chunk (about fifteen writes of 100-byte values). A read's row key is cut
-//! from the chunks too. Chunks are small so that 10,000 threads' partly used ones hold little
-//! memory: 20 MiB, and peak RSS went from 78 to 101 MB in a workload A run at 10,000 threads.
-//! A chunk is freed when the last write carved from it is answered.
+//! A key in a `Vec` of its own took a second allocation (the `Bytes` shared header) when the
+//! mutator first cloned it. Carved, keys share one allocation per chunk (about twenty of
+//! YCSB's 23-byte keys). A read's row key is cut from the chunks too. (Values were carved as
+//! well until a put generated its values in its own buffer.) Chunks are small so that 10,000
+//! threads' partly used ones hold little memory: 5 MiB. A chunk is freed when the last row
+//! carved from it is dropped.
 
 use bytes::{Bytes, BytesMut};
 
 /// Bytes per chunk (a larger piece gets a chunk of its own size).
-pub const CHUNK: usize = 2048;
+pub const CHUNK: usize = 512;
 
 /// One thread's current chunk.
 #[derive(Default)]
@@ -63,7 +62,7 @@ mod tests {
         for (i, p) in pieces.iter().enumerate() {
             assert_eq!(&p[..], &[i as u8; 100][..], "piece {i}");
         }
-        // 20 pieces of 100 bytes fit a 2,048-byte chunk: 5 chunks.
+        // 5 pieces of 100 bytes fit a 512-byte chunk: 20 chunks.
         let starts = pieces
             .windows(2)
             .filter(|w| w[1].as_ptr() != w[0].as_ptr().wrapping_add(100))

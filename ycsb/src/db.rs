@@ -347,14 +347,26 @@ impl FieldValue {
         }
     }
 
-    /// The value's bytes as [`to_bytes`](FieldValue::to_bytes) gives them, a random value's
-    /// generated into bytes cut from `carver`.
-    pub fn carve(&self, carver: &mut crate::carver::Carver) -> Bytes {
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
         match self {
-            FieldValue::Fixed(b) => b.clone(),
-            &FieldValue::Random { len, first, seed } => {
-                carver.carve(len, |out| fill_random(out, first, seed))
-            }
+            FieldValue::Fixed(b) => b.len(),
+            FieldValue::Random { len, .. } => *len,
+        }
+    }
+
+    /// True for an empty value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the value's bytes, as [`to_bytes`](FieldValue::to_bytes) gives them, into
+    /// `out`, which is [`len`](FieldValue::len) bytes long (so a write can generate its value
+    /// in the place it is sent from).
+    pub fn write_into(&self, out: &mut [u8]) {
+        match self {
+            FieldValue::Fixed(b) => out.copy_from_slice(b),
+            &FieldValue::Random { first, seed, .. } => fill_random(out, first, seed),
         }
     }
 }
@@ -636,9 +648,9 @@ mod tests {
                 .collect();
             let value = FieldValue::random(len, 0xdead_beef, 99);
             assert_eq!(&value.to_bytes()[..], &expect[..]);
-            let mut carver = crate::carver::Carver::default();
-            carver.copy(b"a key before it");
-            assert_eq!(&value.carve(&mut carver)[..], &expect[..]);
+            let mut written = vec![b'x'; value.len()];
+            value.write_into(&mut written);
+            assert_eq!(&written[..], &expect[..]);
         }
     }
 }

@@ -341,14 +341,14 @@ impl HbaseDb {
 
     /// The Put of `values`, whose random bytes are generated here, inside the timed call.
     fn put(&self, key: &str, values: Values) -> Put {
-        let mut carver = self.carver();
-        let mut put = Put::with_capacity(carver.copy(key.as_bytes()), values.len());
+        let row = self.carver().copy(key.as_bytes());
+        let mut put = Put::with_capacity(row, values.len());
         for (f, v) in values {
-            // The field name's shared bytes are the qualifier; the value is generated here.
-            let value = v.carve(&mut carver);
-            put = put.add(self.shared.family.clone(), f.bytes().clone(), value);
+            // The value is generated in the put's own buffer, where it is sent from.
+            put = put.add_with(&self.shared.family, f.bytes(), v.len(), |out| {
+                v.write_into(out)
+            });
         }
-        drop(carver);
         if self.shared.durability != Durability::UseDefault {
             put = put.durability(self.shared.durability);
         }

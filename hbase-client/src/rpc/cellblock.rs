@@ -66,7 +66,11 @@ pub fn check_cell_size(
     value: &[u8],
     max: usize,
 ) -> Result<()> {
-    let size = encoded_len(row, family, qualifier, value) - 4;
+    check_size(encoded_len(row, family, qualifier, value) - 4, max)
+}
+
+/// Checks a KeyValue's `size` (key, value and their two lengths) against `max`.
+pub(crate) fn check_size(size: usize, max: usize) -> Result<()> {
     if size > max {
         return Err(Error::InvalidInput(format!(
             "KeyValue size too large: {size} bytes; HBase allows at most {max}"
@@ -84,12 +88,16 @@ pub fn check_cell_limits(row: &[u8], family: &[u8]) -> Result<()> {
 /// Checks a column family name: 1 to 127 bytes (its length is one byte of the key).
 pub fn check_family(family: &[u8]) -> Result<()> {
     if family.is_empty() || family.len() > 127 {
-        return Err(Error::InvalidInput(format!(
-            "column family name is {} bytes; it must be 1..=127",
-            family.len()
-        )));
+        return Err(family_error(family.len()));
     }
     Ok(())
+}
+
+/// The error for a column family name of `len` bytes, outside 1..=127.
+pub(crate) fn family_error(len: usize) -> Error {
+    Error::InvalidInput(format!(
+        "column family name is {len} bytes; it must be 1..=127"
+    ))
 }
 
 /// Reads cells one at a time from a cell block. Every cell's buffer is a slice of the block.
