@@ -28,7 +28,7 @@ const MIB: usize = 1024 * 1024;
 const BUDGET: usize = 8 * MIB;
 
 /// A put shaped as YCSB's workload A update: row `user` + 19 digits, one 100-byte value in
-/// `family:field0` (the family and qualifier shared, the value the put's own).
+/// `family:field0` (all copied into the put's one buffer, the row into its cell too).
 fn ycsb_put(i: u64, family: &Bytes, qualifier: &Bytes) -> Put {
     let row = Bytes::copy_from_slice(
         format!(

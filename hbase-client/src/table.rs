@@ -194,8 +194,9 @@ impl Table {
     /// Writes one row.
     pub async fn put(&self, put: Put) -> Result<()> {
         put.validate(self.max_kv())?;
-        let m = put.to_proto();
-        self.mutate("put", &put.row, m, None, Idempotency::Idempotent)
+        let row = put.row.clone();
+        let m = put.into_proto();
+        self.mutate("put", &row, m, None, Idempotency::Idempotent)
             .await
             .map(|_| ())
     }

@@ -39,14 +39,18 @@ impl Durability {
     }
 }
 
+/// The most the first cell of a [`Put::with_capacity`] put reserves for the cells to come.
+const RESERVE_HINT_MAX: usize = 64 * 1024;
+
 /// Writes cells to one row.
 ///
-/// The cells are encoded as they are added, in the KeyValue layout a `Multi` request's cell
-/// block carries (the row repeated in each), into one buffer: a buffered put is then one
-/// allocation for its cells, copied into its request in one piece and freed in one piece.
-/// Before, each cell was four reference-counted slices, whose counts a request's answer
-/// decremented on cold memory, cell by cell (about 8% of a buffered update's CPU).
-#[derive(Debug, Clone)]
+/// The cells are copied into the put as they are added, encoded as a `Multi` request's cell
+/// block carries them (each with its own copy of the row, as HBase's KeyValues): a put is one
+/// buffer, which a request copies in one piece.
+// Before, a cell was three reference-counted slices (family, qualifier, value), whose counts a
+// request's answer decremented on cold memory, cell by cell: about 8% of a buffered update's
+// CPU (README, Round 15).
+#[derive(Clone)]
 pub struct Put {
     pub(crate) row: Bytes,
     /// The encoded cells; those added without a timestamp carry [`LATEST_TIMESTAMP`] (the
@@ -83,8 +87,8 @@ impl Put {
     }
 
     /// An empty put for `row` that will have about `cells` cells of similar size: the first
-    /// cell added reserves room for all of them, so that adding the others does not grow
-    /// (and copy) the put's buffer.
+    /// cell added reserves room for that many cells of its own size (up to 64 KiB in all), so
+    /// that adding the others does not grow (and copy) the put's buffer.
     pub fn with_capacity(row: impl Into<Bytes>, cells: usize) -> Put {
         Put {
             expected: cells.clamp(1, u16::MAX as usize) as u16,
@@ -177,15 +181,22 @@ impl Put {
         value_len: usize,
     ) -> &mut [u8] {
         if self.bad_family.is_none() && check_family(family).is_err() {
-            let len = u32::try_from(family.len()).unwrap_or(u32::MAX - 1);
+            let len = family.len().min(u32::MAX as usize - 1) as u32;
             self.bad_family = NonZeroU32::new(len + 1);
         }
         let key_len = KEY_INFRASTRUCTURE + self.row.len() + family.len() + qualifier.len();
-        let len = 12 + key_len + value_len;
+        // Saturating: a length no buffer can hold fails in `reserve` below, not in arithmetic.
+        let len = key_len.saturating_add(value_len).saturating_add(12);
         self.oversized |= len - 4 > u32::MAX as usize;
         if self.cells.capacity() - self.cells.len() < len {
-            let cells = if self.count == 0 { self.expected } else { 1 };
-            self.cells.reserve(len.saturating_mul(cells as usize));
+            // The hint counts for the first cell only, and only while it asks for little.
+            let expected = self.expected as usize;
+            let room = if self.count == 0 && len.saturating_mul(expected) <= RESERVE_HINT_MAX {
+                len * expected
+            } else {
+                len
+            };
+            self.cells.reserve(room);
         }
         // Lengths that do not fit their fields are truncated here; `validate` refuses such a
         // put before anything is sent.
@@ -205,7 +216,7 @@ impl Put {
         );
         self.count += 1;
         let start = self.cells.len();
-        self.cells.resize(start + value_len, 0);
+        self.cells.resize(start.saturating_add(value_len), 0);
         &mut self.cells[start..]
     }
 
@@ -220,7 +231,11 @@ impl Put {
             return Err(family_error(len.get() as usize - 1));
         }
         if self.oversized {
-            return check_size(usize::MAX, max_kv);
+            // Whatever the limit (even none): the cell block's lengths are 32 bits.
+            return Err(crate::Error::InvalidInput(format!(
+                "KeyValue size too large: over {} bytes, which a cell's 32-bit lengths cannot say",
+                u32::MAX
+            )));
         }
         // Each cell's first length is its KeyValue size (key, value and their two lengths).
         let mut rest = &self.cells[..];
@@ -283,11 +298,22 @@ impl Put {
         (self.timestamp != LATEST_TIMESTAMP).then_some(self.timestamp)
     }
 
+    /// The mutation with its cells inline (for a `Mutate` call), from a copy of the cells.
     pub(crate) fn to_proto(&self) -> hbase_proto::MutationProto {
-        // One copy of the cells, which the message's fields slice.
-        let block = Bytes::copy_from_slice(&self.cells);
+        self.proto_with(Bytes::copy_from_slice(&self.cells))
+    }
+
+    /// [`to_proto`](Self::to_proto) without the copy: the message's fields slice the put's
+    /// own buffer (a single-row put of a large value holds it once, not twice).
+    pub(crate) fn into_proto(mut self) -> hbase_proto::MutationProto {
+        let block = Bytes::from(std::mem::take(&mut self.cells));
+        self.proto_with(block)
+    }
+
+    /// The message, its cells sliced from `block` (the put's cells).
+    fn proto_with(&self, block: Bytes) -> hbase_proto::MutationProto {
         let mut column_value: Vec<ColumnValue> = Vec::new();
-        for cell in EncodedCells::new(&self.cells) {
+        for cell in EncodedCells::new(&block) {
             let ts = cell.timestamp();
             let qv = QualifierValue {
                 qualifier: Some(block.slice(cell.qualifier.clone())),
@@ -308,6 +334,33 @@ impl Put {
             m.set_durability(self.durability.to_proto());
         }
         m
+    }
+}
+
+impl std::fmt::Debug for Put {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cells: Vec<String> = EncodedCells::new(&self.cells)
+            .map(|c| {
+                let ts = c.timestamp();
+                format!(
+                    "{}:{}{} = {}",
+                    self.cells[c.family.clone()].escape_ascii(),
+                    self.cells[c.qualifier.clone()].escape_ascii(),
+                    if ts == LATEST_TIMESTAMP {
+                        String::new()
+                    } else {
+                        format!(" @{ts}")
+                    },
+                    self.cells[c.value.clone()].escape_ascii()
+                )
+            })
+            .collect();
+        let mut d = f.debug_struct("Put");
+        d.field("row", &self.row).field("cells", &cells);
+        if let Some(ts) = self.own_timestamp() {
+            d.field("timestamp", &ts);
+        }
+        d.field("durability", &self.durability).finish()
     }
 }
 
@@ -445,6 +498,37 @@ mod tests {
     }
 
     #[test]
+    fn the_capacity_hint_reserves_little_for_a_large_first_cell() {
+        // 65,535 cells of the first one's size would be 64 GiB.
+        let put = Put::with_capacity("r", 65_535).add("f", "q", vec![0u8; 1 << 20]);
+        assert!(put.cells.capacity() < 2 << 20, "{}", put.cells.capacity());
+        let put = Put::with_capacity("r", 100).add("f", "q", [0u8; 100]);
+        assert!(put.cells.capacity() >= 100 * put.cellblock_len());
+    }
+
+    #[test]
+    fn a_cell_over_the_32_bit_lengths_is_refused_even_without_a_size_limit() {
+        // Such a cell needs 4 GiB; the flag `push_cell` sets for it stands in.
+        let mut put = Put::new("r").add("f", "q", "v");
+        assert!(put.validate(usize::MAX).is_ok());
+        put.oversized = true;
+        match put.validate(usize::MAX) {
+            Err(crate::Error::InvalidInput(m)) => assert!(m.contains("32-bit"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn debug_shows_the_cells() {
+        let put = Put::new("r")
+            .add("cf", "a", "1")
+            .add_at("cf", "b\n", 5, "x");
+        let text = format!("{put:?}");
+        assert!(text.contains("\"cf:a = 1\""), "{text}");
+        assert!(text.contains("cf:b\\\\n @5 = x"), "{text}");
+    }
+
+    #[test]
     fn the_inline_message_has_the_cells_by_family_and_their_own_timestamps_only() {
         let put = Put::new("r")
             .add("cf", "a", "1")
@@ -475,6 +559,7 @@ mod tests {
         );
         expected.set_durability(mutation_proto::Durability::SkipWal);
         assert_eq!(put.to_proto(), expected);
+        assert_eq!(put.into_proto(), expected, "without the copy");
     }
 
     #[test]
