@@ -25,6 +25,7 @@ mod multi_request;
 mod multi_response;
 mod mutator;
 mod ops;
+mod prefetch;
 pub mod region;
 /// The wire format and connections. Not part of the public API (it may change in any
 /// release); public for this workspace's benches, property tests and test proxy.

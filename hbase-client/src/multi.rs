@@ -29,6 +29,10 @@ use crate::runtime::caller::{Attempt, CallOptions, Idempotency, Operation, Place
 use crate::runtime::locator::Seek;
 use crate::runtime::{new_nonce, Runtime};
 
+/// How many actions ahead of the one being encoded a request starts loading a put's cells
+/// (each load takes about as long as encoding a few puts).
+const PREFETCH_AHEAD: usize = 8;
+
 /// Runs `actions` against `table`; returns one outcome per action, in order.
 pub(crate) async fn run(
     rt: &Runtime,
@@ -452,7 +456,11 @@ impl<'a> Batch<'a> {
         let mut nonces = false;
         for (loc, idxs) in &batch.regions {
             writer.region(&region_specifier(&loc.region.name));
-            for &idx in idxs {
+            for (j, &idx) in idxs.iter().enumerate() {
+                // The cells of a put a few ahead start loading while this one is copied.
+                if let Some(&ahead) = idxs.get(j + PREFETCH_AHEAD) {
+                    self.actions[ahead].prefetch_cells();
+                }
                 let nonce = self.tracked[idx].nonce;
                 nonces |= nonce.is_some();
                 let action = &self.actions[idx];

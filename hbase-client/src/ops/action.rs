@@ -119,6 +119,14 @@ impl Action {
         }
     }
 
+    /// Starts loading the cells a put will copy into its request (see `prefetch.rs`).
+    #[inline]
+    pub(crate) fn prefetch_cells(&self) {
+        if let Action::Put(p) = self {
+            p.prefetch_cells();
+        }
+    }
+
     pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
             Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),

@@ -265,6 +265,12 @@ impl Put {
             + self.cells.capacity()
     }
 
+    /// Starts loading the cells (see `prefetch.rs`).
+    #[inline]
+    pub(crate) fn prefetch_cells(&self) {
+        crate::prefetch::prefetch(&self.cells);
+    }
+
     /// Bytes [`encode_cells`](Self::encode_cells) appends to the cell block.
     pub(crate) fn cellblock_len(&self) -> usize {
         self.cells.len()
