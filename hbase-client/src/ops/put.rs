@@ -1,15 +1,14 @@
 //! `Put`: write cells to one row.
 
 use std::num::NonZeroU32;
-use std::ops::Range;
 
 use bytes::{Bytes, BytesMut};
 use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValue, MutationType};
 
 use super::{add_qualifier_value, mutation_proto, CellBlockMutation, Mutation};
-use crate::cell::{put_key_value, CellType, KEY_INFRASTRUCTURE, LATEST_TIMESTAMP};
+use crate::cell::{put_key_value, Cell, CellType, KEY_INFRASTRUCTURE, LATEST_TIMESTAMP};
 use crate::error::Result;
-use crate::rpc::cellblock::{check_family, check_row, check_size, family_error};
+use crate::rpc::cellblock::{check_family, check_row, check_size, family_error, CellBlockReader};
 
 /// How durably the server persists a mutation before acknowledging it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,15 +103,12 @@ impl Put {
     /// Adds `family:qualifier = value` at the put's timestamp. The bytes are copied into the
     /// put.
     pub fn add(
-        mut self,
+        self,
         family: impl AsRef<[u8]>,
         qualifier: impl AsRef<[u8]>,
         value: impl AsRef<[u8]>,
     ) -> Put {
-        let value = value.as_ref();
-        self.push_cell(family.as_ref(), qualifier.as_ref(), None, value.len())
-            .copy_from_slice(value);
-        self
+        self.add_cell(family.as_ref(), qualifier.as_ref(), None, value.as_ref())
     }
 
     /// Adds `family:qualifier` with a value of `len` bytes that `fill` writes in place (it
@@ -131,20 +127,24 @@ impl Put {
     /// Adds `family:qualifier = value` at an explicit timestamp. [`LATEST_TIMESTAMP`] is
     /// no timestamp: such a cell takes the put's, as one added with [`Put::add`].
     pub fn add_at(
-        mut self,
+        self,
         family: impl AsRef<[u8]>,
         qualifier: impl AsRef<[u8]>,
         timestamp: u64,
         value: impl AsRef<[u8]>,
     ) -> Put {
-        let value = value.as_ref();
-        self.push_cell(
+        self.add_cell(
             family.as_ref(),
             qualifier.as_ref(),
             Some(timestamp),
-            value.len(),
+            value.as_ref(),
         )
-        .copy_from_slice(value);
+    }
+
+    /// [`Put::add`] and [`Put::add_at`]: the value copied in.
+    fn add_cell(mut self, family: &[u8], qualifier: &[u8], ts: Option<u64>, value: &[u8]) -> Put {
+        self.push_cell(family, qualifier, ts, value.len())
+            .copy_from_slice(value);
         self
     }
 
@@ -281,12 +281,16 @@ impl Put {
         let start = block.len();
         block.extend_from_slice(&self.cells);
         if self.timestamp != LATEST_TIMESTAMP {
-            let ts = self.timestamp;
-            for cell in EncodedCells::new(&self.cells) {
+            // Rare (a put-level timestamp): the cells are read back from a copy.
+            let mut at = start;
+            for cell in cells_in(Bytes::copy_from_slice(&self.cells)) {
+                let end = at + cell.encoded_len();
                 if cell.timestamp() == LATEST_TIMESTAMP {
-                    let at = start + cell.timestamp_at;
-                    block[at..at + 8].copy_from_slice(&ts.to_be_bytes());
+                    // The timestamp and the type byte end the key, just before the value.
+                    let ts_at = end - cell.value().len() - 9;
+                    block[ts_at..ts_at + 8].copy_from_slice(&self.timestamp.to_be_bytes());
                 }
+                at = end;
             }
         }
         CellBlockMutation {
@@ -319,16 +323,16 @@ impl Put {
     /// The message, its cells sliced from `block` (the put's cells).
     fn proto_with(&self, block: Bytes) -> hbase_proto::MutationProto {
         let mut column_value: Vec<ColumnValue> = Vec::new();
-        for cell in EncodedCells::new(&block) {
+        for cell in cells_in(block) {
             let ts = cell.timestamp();
             let qv = QualifierValue {
-                qualifier: Some(block.slice(cell.qualifier.clone())),
-                value: Some(block.slice(cell.value.clone())),
+                qualifier: Some(cell.qualifier_bytes()),
+                value: Some(cell.value_bytes()),
                 // Without one, the server gives the cell the mutation's timestamp.
                 timestamp: (ts != LATEST_TIMESTAMP).then_some(ts),
                 ..Default::default()
             };
-            add_qualifier_value(&mut column_value, &block.slice(cell.family), qv);
+            add_qualifier_value(&mut column_value, &cell.family_bytes(), qv);
         }
         let mut m = mutation_proto(
             &self.row,
@@ -345,19 +349,19 @@ impl Put {
 
 impl std::fmt::Debug for Put {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cells: Vec<String> = EncodedCells::new(&self.cells)
+        let cells: Vec<String> = cells_in(Bytes::copy_from_slice(&self.cells))
             .map(|c| {
                 let ts = c.timestamp();
                 format!(
                     "{}:{}{} = {}",
-                    self.cells[c.family.clone()].escape_ascii(),
-                    self.cells[c.qualifier.clone()].escape_ascii(),
+                    c.family().escape_ascii(),
+                    c.qualifier().escape_ascii(),
                     if ts == LATEST_TIMESTAMP {
                         String::new()
                     } else {
                         format!(" @{ts}")
                     },
-                    self.cells[c.value.clone()].escape_ascii()
+                    c.value().escape_ascii()
                 )
             })
             .collect();
@@ -370,64 +374,11 @@ impl std::fmt::Debug for Put {
     }
 }
 
-/// Where one encoded cell's parts are in a put's buffer.
-struct EncodedCell<'a> {
-    cells: &'a [u8],
-    family: Range<usize>,
-    qualifier: Range<usize>,
-    timestamp_at: usize,
-    value: Range<usize>,
-}
-
-impl EncodedCell<'_> {
-    fn timestamp(&self) -> u64 {
-        let at = self.timestamp_at;
-        u64::from_be_bytes(self.cells[at..at + 8].try_into().expect("8 bytes"))
-    }
-}
-
-/// The cells of a put's buffer, one after another. The buffer is the put's own encoding,
-/// whose lengths fit their fields whenever the put is valid; reading stops at the first cell
-/// that does not fit what is left.
-struct EncodedCells<'a> {
-    cells: &'a [u8],
-    at: usize,
-}
-
-impl<'a> EncodedCells<'a> {
-    fn new(cells: &'a [u8]) -> Self {
-        EncodedCells { cells, at: 0 }
-    }
-}
-
-impl<'a> Iterator for EncodedCells<'a> {
-    type Item = EncodedCell<'a>;
-
-    fn next(&mut self) -> Option<EncodedCell<'a>> {
-        let cell = self.cells.get(self.at..)?;
-        let word = |at: usize| -> Option<usize> {
-            Some(u32::from_be_bytes(cell.get(at..at + 4)?.try_into().ok()?) as usize)
-        };
-        let (key_len, value_len) = (word(4)?, word(8)?);
-        let row_len = u16::from_be_bytes(cell.get(12..14)?.try_into().ok()?) as usize;
-        let family_at = 14 + row_len + 1;
-        let family_len = *cell.get(family_at - 1)? as usize;
-        let qualifier_at = family_at + family_len;
-        let key_end = 12 + key_len;
-        let end = key_end.checked_add(value_len)?;
-        if key_len < KEY_INFRASTRUCTURE || qualifier_at > key_end - 9 || end > cell.len() {
-            return None;
-        }
-        let at = self.at;
-        self.at += end;
-        Some(EncodedCell {
-            cells: self.cells,
-            family: at + family_at..at + qualifier_at,
-            qualifier: at + qualifier_at..at + key_end - 9,
-            timestamp_at: at + key_end - 9,
-            value: at + key_end..at + end,
-        })
-    }
+/// A put's cells read back: its buffer is in the cell block's format, which the cell-block
+/// reader reads (the buffer is the put's own encoding, so reading stops only at its end).
+fn cells_in(block: Bytes) -> impl Iterator<Item = Cell> {
+    let mut reader = CellBlockReader::new(block);
+    std::iter::from_fn(move || reader.next_cell().ok().flatten())
 }
 
 #[cfg(test)]
@@ -606,16 +557,5 @@ mod tests {
             std::mem::size_of::<Put>()
         );
         assert_eq!(std::mem::size_of::<Mutation>(), 80);
-    }
-
-    #[test]
-    fn the_reader_of_the_cells_stops_at_a_cell_that_does_not_fit() {
-        let put = Put::new("r").add("f", "q", "value").add("f", "p", "v");
-        let whole = put.cells.clone();
-        assert_eq!(EncodedCells::new(&whole).count(), 2);
-        for cut in 0..whole.len() {
-            let n = EncodedCells::new(&whole[..cut]).count();
-            assert!(n < 2, "cut at {cut}");
-        }
     }
 }
