@@ -214,7 +214,8 @@ fn main() {
         let none = HashSet::new();
         // Locations cached and connections open everywhere; one unmeasured run to warm up.
         run(&mutator, &prefixes, &none, false, 2_000, 0, 0, &value).await;
-        let row_bytes = put("k00-r0-0000000".into(), &value).heap_size();
+        let row_bytes =
+            BufferedMutator::budgeted_size(&put("k00-r0-0000000".into(), &value).into());
         // What the runs write to: the other regions (backlog), or all of them (steady).
         let targets = match mode {
             Mode::Backlog => &others,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use hbase_client::{Client, Error, ErrorKind, Get, MutatorConfig, Put, Scan};
+use hbase_client::{BufferedMutator, Client, Error, ErrorKind, Get, MutatorConfig, Put, Scan};
 use hbase_it::bounded;
 use hbase_it::proxy::FaultProxy;
 
@@ -763,8 +763,9 @@ async fn a_row_in_flight_ends_its_regions_next_request() {
         ];
         // All five are the same size: exactly two fill a request (the dispatcher's cut and
         // the multi layer's agree at this size).
-        let size = put("k", "k1").heap_size();
-        assert!(order.iter().all(|(r, t)| put(r, t).heap_size() == size));
+        let counted = |r, t| BufferedMutator::budgeted_size(&put(r, t).into());
+        let size = counted("k", "k1");
+        assert!(order.iter().all(|&(r, t)| counted(r, t) == size));
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.max_tasks_per_region(2).max_request_size(2 * size)

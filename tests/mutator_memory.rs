@@ -5,7 +5,7 @@
 //! - A mutator writing YCSB-shaped puts (a 23-byte row, one 100-byte value) as fast as it can
 //!   under the client's write budget: the heap's peak above the start stays within a small
 //!   multiple of the budget (the mutations, their encoded requests in flight, the maps).
-//! - A buffered put costs about what [`Put::heap_size`] says (the budget counts that).
+//! - A buffered put costs about what [`BufferedMutator::budgeted_size`] says (the budget counts that).
 //! - An idle mutator (one write, flushed) costs under 1 KiB, so 10,000 per-thread mutators
 //!   cost under 10 MB.
 //!
@@ -13,7 +13,9 @@
 //! into a count.
 
 use bytes::Bytes;
-use hbase_client::{BufferedMutator, Client, ClientConfig, MutatorConfig, Put, TableName};
+use hbase_client::{
+    BufferedMutator, Client, ClientConfig, Mutation, MutatorConfig, Put, TableName,
+};
 use hbase_it::live_heap;
 
 #[global_allocator]
@@ -104,8 +106,8 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
     // Buffered only: the budget is not reached, nothing is sent.
     let (mut counted, mut written) = (0usize, 0u64);
     while counted < BUDGET * 3 / 4 {
-        let put = ycsb_put(written, &family, &qualifier);
-        counted += put.heap_size();
+        let put: Mutation = ycsb_put(written, &family, &qualifier).into();
+        counted += BufferedMutator::budgeted_size(&put);
         mutator.mutate(put).await.unwrap();
         written += 1;
     }
@@ -114,7 +116,7 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
     let per_put = buffered as f64 / written as f64;
     let counted_per_put = counted as f64 / written as f64;
     println!(
-        "{written} buffered puts: {per_put:.0} live heap bytes each, heap_size() {counted_per_put:.0} ({:.2}x)",
+        "{written} buffered puts: {per_put:.0} live heap bytes each, budgeted_size() {counted_per_put:.0} ({:.2}x)",
         per_put / counted_per_put
     );
 
@@ -144,10 +146,10 @@ async fn a_mutator_at_its_budget_holds_a_small_multiple_of_it() {
     hbase_it::drop_table(&client, &name).await;
     assert_eq!(rows, written as usize + WARM_UP_ROWS);
 
-    // heap_size() is what the budget counts: the process holds no more than that.
+    // budgeted_size() is what the budget counts: the process holds no more than that.
     assert!(
         per_put <= counted_per_put,
-        "a buffered put holds {per_put:.0} bytes, its heap_size() says {counted_per_put:.0}"
+        "a buffered put holds {per_put:.0} bytes, budgeted_size() says {counted_per_put:.0}"
     );
     // The peak depends on timing (how much of the budget is in flight at once, each sent put
     // also held as its encoded request and its connection outbox copy, the outbox growing by

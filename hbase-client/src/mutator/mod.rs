@@ -185,6 +185,13 @@ impl FailureLog {
     }
 }
 
+/// What a mutator holds for a write besides the mutation itself: the fields of its dispatch
+/// entry beside the mutation, and a buffer slot's worth of room (a writer's buffer grows by
+/// doubling, so beside each slot there may be as much room again). The same for every kind of
+/// mutation.
+const BOOKKEEPING: usize = std::mem::size_of::<Entry>() - std::mem::size_of::<Mutation>()
+    + std::mem::size_of::<Buffered>();
+
 /// One mutation in a mutator's buffer (not cut yet).
 struct Buffered {
     mutation: Mutation,
@@ -470,6 +477,16 @@ impl BufferedMutator {
         BufferedMutator { handle }
     }
 
+    /// The bytes `mutation` counts against the write budgets (the mutator's
+    /// [`write_buffer_size`](MutatorConfig::write_buffer_size) and the client's
+    /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit)) while it is
+    /// buffered or in flight: its [`heap_size`](Mutation::heap_size) and the mutator's
+    /// bookkeeping for it. An upper bound of the memory the process holds for it
+    /// (`tests/mutator_memory.rs` measures both).
+    pub fn budgeted_size(mutation: &Mutation) -> usize {
+        mutation.heap_size() + BOOKKEEPING
+    }
+
     /// The table written to.
     pub fn table(&self) -> &TableName {
         self.handle.writer.table()
@@ -487,7 +504,7 @@ impl BufferedMutator {
         let mutation = mutation.into();
         let core = &self.handle.writer;
         mutation.validate(core.dispatch.rt.config.keyvalue_max_size)?;
-        let bytes = mutation.heap_size();
+        let bytes = Self::budgeted_size(&mutation);
         if let Some(e) = self.refusal(&core.lock()) {
             return Err(e);
         }

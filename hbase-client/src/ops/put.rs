@@ -247,22 +247,13 @@ impl Put {
         Ok(())
     }
 
-    /// Memory this put holds while buffered, for write-buffer accounting: the put itself,
-    /// twice (a writer's buffer grows by doubling, so its slot may have as much room again
-    /// beside it), and a buffer entry's bookkeeping, its row (and the shared header a clone
-    /// of it allocates), and its cells' buffer. Measured against the heap of a buffered
-    /// YCSB-style put (tests/mutator_memory.rs), it is an upper bound: the budget's bytes are
-    /// bytes the process holds, not a fraction.
+    /// Memory this put holds: the put itself (as a [`Mutation`]), its row (and the shared
+    /// header a clone of it allocates) and its cells' buffer. A buffered mutator counts its
+    /// own bookkeeping on top ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
     pub fn heap_size(&self) -> usize {
-        /// A buffer entry's fields besides the mutation (mutator.rs `Entry`).
-        const ENTRY: usize = 40;
         /// The header `Bytes` allocates when a row copied from a `Vec` is first cloned.
         const SHARED: usize = 32;
-        ENTRY
-            + 2 * std::mem::size_of::<Mutation>()
-            + self.row.len()
-            + SHARED
-            + self.cells.capacity()
+        std::mem::size_of::<Mutation>() + self.row.len() + SHARED + self.cells.capacity()
     }
 
     /// Starts loading the cells (see `prefetch.rs`).
