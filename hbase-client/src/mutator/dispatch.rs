@@ -940,6 +940,28 @@ impl Drop for InFlight {
         }
         d.request_ended(&self.server, &self.regions);
         d.wake.notify_one();
+        drop_prefetching(std::mem::take(&mut self.actions));
+    }
+}
+
+/// How many actions ahead of the one being dropped [`drop_prefetching`] asks for memory.
+const DROP_AHEAD: usize = 8;
+
+/// Drops a request's actions, each after asking for what dropping the one `DROP_AHEAD` later
+/// touches: freeing a put's buffer reads the allocator's bookkeeping beside it, out of the
+/// cache by the answer (the write budget holds thousands of puts), so one after another each
+/// free would wait for its own miss (freeing was about 10% of a buffered update's cycles,
+/// `perf`, 32 writers).
+fn drop_prefetching(actions: Vec<Action>) {
+    let mut actions = actions.into_iter();
+    for a in actions.as_slice().iter().take(DROP_AHEAD) {
+        a.prefetch_for_drop();
+    }
+    while let Some(a) = actions.next() {
+        if let Some(ahead) = actions.as_slice().get(DROP_AHEAD - 1) {
+            ahead.prefetch_for_drop();
+        }
+        drop(a);
     }
 }
 
@@ -964,6 +986,32 @@ async fn send_request(mut req: InFlight) {
 mod tests {
     use super::*;
     use crate::region::ServerName;
+
+    #[test]
+    fn dropping_with_prefetch_drops_every_action_once_at_any_length() {
+        for n in [
+            0,
+            1,
+            DROP_AHEAD - 1,
+            DROP_AHEAD,
+            DROP_AHEAD + 1,
+            3 * DROP_AHEAD + 5,
+        ] {
+            let row = Bytes::from(b"shared-row".to_vec());
+            let actions: Vec<Action> = (0..n)
+                .map(|i| {
+                    let put = crate::ops::Put::new(row.clone()).add("f", "q", vec![0u8; i]);
+                    Action::from(Mutation::from(put))
+                })
+                .collect();
+            assert_eq!(row.is_unique(), n == 0);
+            drop_prefetching(actions);
+            assert!(
+                row.is_unique(),
+                "{n} actions: a row reference outlived the drop"
+            );
+        }
+    }
 
     #[test]
     fn is_at_compares_host_and_port_exactly() {

@@ -127,6 +127,14 @@ impl Action {
         }
     }
 
+    /// Starts loading what dropping a put's cells will touch (see `prefetch.rs`).
+    #[inline]
+    pub(crate) fn prefetch_for_drop(&self) {
+        if let Action::Put(p) = self {
+            p.prefetch_for_drop();
+        }
+    }
+
     pub(crate) fn validate(&self, max_kv: usize) -> Result<()> {
         match self {
             Action::Get(g) => crate::rpc::cellblock::check_row(g.row()),

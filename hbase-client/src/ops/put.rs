@@ -262,6 +262,12 @@ impl Put {
         crate::prefetch::prefetch(&self.cells);
     }
 
+    /// Starts loading what dropping the put's cells will touch (see `prefetch.rs`).
+    #[inline]
+    pub(crate) fn prefetch_for_drop(&self) {
+        crate::prefetch::prefetch_for_free(self.cells.as_ptr(), self.cells.capacity());
+    }
+
     /// Bytes [`encode_cells`](Self::encode_cells) appends to the cell block.
     pub(crate) fn cellblock_len(&self) -> usize {
         self.cells.len()
