@@ -162,7 +162,7 @@ async fn an_idle_buffer_holding_the_bound_is_flushed_for_a_waiting_writer() {
         .buffered_mutator(&name.to_string(), big.clone())
         .unwrap();
     let b = client.buffered_mutator(&name.to_string(), big).unwrap();
-    // 150 puts of about 1.3 KB each (heap_size): more than half the bound, less than all.
+    // 150 puts of about 1.3 KB each (budgeted_size): more than half the bound, less than all.
     for i in 0..150 {
         a.mutate(Put::new(format!("a{i:04}")).add("cf", "q", value.clone()))
             .await

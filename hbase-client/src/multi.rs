@@ -65,7 +65,8 @@ pub(crate) struct Known {
     /// Every action passed [`Action::validate`] with this runtime's `keyvalue_max_size`
     /// (checking a put's cells a second time was about 430 instructions a buffered put).
     pub(crate) validated: bool,
-    /// Each action's heap size ([`Action::heap_size`]).
+    /// Each action's size for cutting requests: a buffered mutator's budgeted size (the
+    /// same figure its dispatcher cuts requests by, so the two cuts agree).
     pub(crate) sizes: Vec<usize>,
     /// Each action's location (`None`: not located), used in the first round if the region
     /// cache's generation is still `generation`, i.e. no cached location was dropped since
@@ -110,7 +111,8 @@ struct Batch<'a> {
     table: &'a TableName,
     actions: &'a [Action],
     tracked: Vec<Tracked>,
-    /// Each action's heap size, for cutting requests at `max_request_size`.
+    /// Each action's size, for cutting requests at `max_request_size`: its heap size
+    /// ([`Action::heap_size`]), or the caller's figure ([`Known::sizes`]).
     sizes: Vec<usize>,
     /// The caller's locations for the first round, and the cache generation they hold for.
     hints: Option<(Vec<Option<Location>>, u64)>,

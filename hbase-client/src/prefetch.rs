@@ -23,7 +23,8 @@ pub(crate) fn prefetch(bytes: &[u8]) {
 }
 
 /// Asks for the allocator's bookkeeping around the heap buffer `capacity` bytes long at
-/// `start` to be loaded: what freeing it reads and writes. For glibc's allocator that is the
+/// `start` to be loaded: most of what freeing it reads and writes (not the links of free
+/// neighbours it merges with, which are elsewhere). For glibc's allocator that is the
 /// buffer's own header (the 8 bytes before it) and first bytes (a freed chunk's links), and
 /// the size field of the chunk after it (freeing merges with a free neighbour), which lies
 /// somewhere in the 16 bytes from the buffer's end. Other allocators keep other bookkeeping;
@@ -37,9 +38,10 @@ pub(crate) fn prefetch_for_free(start: *const u8, capacity: usize) {
     prefetch_span(start.wrapping_add(capacity), 16);
 }
 
-/// Asks for the one or two lines holding the `len` bytes (at most a line) at `at`.
+/// Asks for the one or two lines holding the `len` bytes (1 to a line's worth) at `at`.
 #[inline(always)]
 fn prefetch_span(at: *const u8, len: usize) {
+    debug_assert!((1..=LINE).contains(&len));
     prefetch_line(at);
     let last = at.wrapping_add(len - 1);
     if last as usize / LINE != at as usize / LINE {

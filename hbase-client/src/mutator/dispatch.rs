@@ -43,8 +43,8 @@ pub(super) trait Owner: Send + Sync {
 /// One cut mutation, from its cut until its answer.
 pub(super) struct Entry {
     pub(super) mutation: Mutation,
-    /// Its heap size, computed once in `mutate`: the budget's count, and the multi layer's
-    /// for cutting requests.
+    /// Its budgeted size (`BufferedMutator::budgeted_size`), computed once in `mutate`: the
+    /// budget's count, and the multi layer's for cutting requests.
     pub(super) bytes: usize,
     /// Where the dispatcher located it, and the region cache's generation before it did:
     /// the request sends it there unless a cached location was dropped since.

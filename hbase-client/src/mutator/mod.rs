@@ -195,8 +195,8 @@ const BOOKKEEPING: usize = std::mem::size_of::<Entry>() - std::mem::size_of::<Mu
 /// One mutation in a mutator's buffer (not cut yet).
 struct Buffered {
     mutation: Mutation,
-    /// Its heap size, computed once in `mutate`: the budget's count, and the multi layer's
-    /// for cutting requests.
+    /// Its budgeted size ([`BufferedMutator::budgeted_size`]), computed once in `mutate`: the
+    /// budget's count, and the multi layer's for cutting requests.
     bytes: usize,
 }
 
@@ -481,8 +481,10 @@ impl BufferedMutator {
     /// [`write_buffer_size`](MutatorConfig::write_buffer_size) and the client's
     /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit)) while it is
     /// buffered or in flight: its [`heap_size`](Mutation::heap_size) and the mutator's
-    /// bookkeeping for it. An upper bound of the memory the process holds for it
-    /// (`tests/mutator_memory.rs` measures both).
+    /// bookkeeping for it. While it is buffered, an upper bound of the memory the process
+    /// holds for it (`tests/mutator_memory.rs` measures both). Once it is sent, its encoded
+    /// request is held too, which the budget does not count (the heap's peak is a small
+    /// multiple of the budget; the same test bounds it).
     pub fn budgeted_size(mutation: &Mutation) -> usize {
         mutation.heap_size() + BOOKKEEPING
     }

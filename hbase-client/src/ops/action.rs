@@ -23,7 +23,8 @@ impl Mutation {
         }
     }
 
-    /// Approximate memory held, for write-buffer accounting.
+    /// Approximate memory the mutation holds. A buffered mutator counts its own bookkeeping
+    /// on top ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
     pub fn heap_size(&self) -> usize {
         match self {
             Mutation::Put(p) => p.heap_size(),

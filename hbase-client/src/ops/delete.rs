@@ -5,7 +5,7 @@ use hbase_proto::mutation_proto::{
     column_value::QualifierValue, ColumnValue, DeleteType, MutationType,
 };
 
-use super::{add_qualifier_value, mutation_proto, CellBlockMutation, Mutation};
+use super::{add_qualifier_value, mutation_proto, row_heap_size, CellBlockMutation, Mutation};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
 use crate::rpc::cellblock::{check_family, check_row, encode_cell, encoded_len};
@@ -94,8 +94,8 @@ impl Delete {
         Ok(())
     }
 
-    /// Approximate memory this delete holds: the delete itself (as a [`Mutation`]), its row,
-    /// and its targets. A buffered mutator counts its own bookkeeping on top
+    /// Approximate memory this delete holds: the delete itself (as a [`Mutation`]), its row
+    /// (and the shared header a clone of it allocates), and its targets. A buffered mutator counts its own bookkeeping on top
     /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
     pub fn heap_size(&self) -> usize {
         let targets: usize = self
@@ -106,7 +106,7 @@ impl Delete {
                 Target::Column(f, q, ..) => 48 + f.len() + q.len(),
             })
             .sum();
-        std::mem::size_of::<Mutation>() + self.row.len() + targets
+        std::mem::size_of::<Mutation>() + row_heap_size(&self.row) + targets
     }
 
     /// Bytes [`encode_cells`](Self::encode_cells) appends to the cell block

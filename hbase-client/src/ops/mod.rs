@@ -167,6 +167,13 @@ fn put_message_field(tag: u32, msg: &impl prost::Message, len: usize, buf: &mut 
     msg.encode_raw(buf);
 }
 
+/// Memory a mutation's row key holds: its bytes, and the header `Bytes` allocates when a row
+/// copied from a `Vec` is first cloned (for write-buffer accounting; one rule for every kind).
+pub(crate) fn row_heap_size(row: &Bytes) -> usize {
+    const SHARED: usize = 32;
+    row.len() + SHARED
+}
+
 /// A `REGION_NAME` region specifier, as data RPCs address regions.
 pub(crate) fn region_specifier(region_name: &Bytes) -> hbase_proto::RegionSpecifier {
     hbase_proto::RegionSpecifier {

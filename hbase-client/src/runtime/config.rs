@@ -240,7 +240,8 @@ impl ClientConfig {
         self.max_tasks_per_region
     }
 
-    /// Bytes of mutations (heap-size estimate) in one `Multi` request.
+    /// Bytes of mutations (heap-size estimate; a buffered mutator's budgeted size) in one
+    /// `Multi` request.
     pub fn max_request_size(&self) -> usize {
         self.max_request_size
     }
@@ -479,7 +480,10 @@ impl ClientConfigBuilder {
 
     /// Bytes of mutations (HBase's heap-size estimate) in one `Multi` request; larger batches
     /// are split into several (default 4 MiB, as HBase's `hbase.client.max.perrequest.heapsize`;
-    /// a single larger mutation still goes alone).
+    /// a single larger mutation still goes alone). A buffered mutator's requests count each
+    /// mutation by its [`budgeted_size`](crate::BufferedMutator::budgeted_size) (its heap size
+    /// and the mutator's bookkeeping), [`Table::batch`](crate::Table::batch)'s by its
+    /// [`heap_size`](crate::Mutation::heap_size).
     pub fn max_request_size(mut self, bytes: usize) -> Self {
         self.config.max_request_size = bytes.max(1);
         self

@@ -64,7 +64,7 @@ pub(crate) struct ConnectionPool {
     /// The client's TLS settings and Kerberos identity, for every connection.
     security: Arc<Security>,
     /// FxHash: host names come from the cluster's own metadata, a few per cluster; SipHash's
-    /// defence against chosen keys is not needed for them and cost about 190 instructions per
+    /// defence against chosen keys is not needed for them and cost about 180 instructions per
     /// call (one lookup per call, `benches/instructions`).
     slots: Mutex<FxHashMap<String, HostSlots>>,
 }
