@@ -5,7 +5,8 @@
 //! - A mutator writing YCSB-shaped puts (a 23-byte row, one 100-byte value) as fast as it can
 //!   under the client's write budget: the heap's peak above the start stays within a small
 //!   multiple of the budget (the mutations, their encoded requests in flight, the maps).
-//! - A buffered put costs about what [`BufferedMutator::budgeted_size`] says (the budget counts that).
+//! - A buffered put costs about what [`BufferedMutator::budgeted_size`] says (the budget counts
+//!   that).
 //! - An idle mutator (one write, flushed) costs under 1 KiB, so 10,000 per-thread mutators
 //!   cost under 10 MB.
 //!

@@ -95,7 +95,8 @@ impl Delete {
     }
 
     /// Approximate memory this delete holds: the delete itself (as a [`Mutation`]), its row
-    /// (and the shared header a clone of it allocates), and its targets. A buffered mutator counts its own bookkeeping on top
+    /// (and the shared header a clone of it allocates), and its targets. A buffered mutator
+    /// counts its own bookkeeping on top
     /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
     pub fn heap_size(&self) -> usize {
         let targets: usize = self

@@ -253,7 +253,8 @@ impl Put {
 
     /// Memory this put holds: the put itself (as a [`Mutation`]), its row (and the shared
     /// header a clone of it allocates) and its cells' buffer. A buffered mutator counts its
-    /// own bookkeeping on top ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
+    /// own bookkeeping on top
+    /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
     pub fn heap_size(&self) -> usize {
         std::mem::size_of::<Mutation>() + row_heap_size(&self.row) + self.cells.capacity()
     }
