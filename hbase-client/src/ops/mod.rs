@@ -203,7 +203,8 @@ pub(crate) fn add_qualifier_value(
 /// instructions a buffered put less. [`to_proto`](Self::to_proto) is the same message as a
 /// struct.
 pub(crate) struct CellBlockMutation<'a> {
-    pub(crate) row: &'a Bytes,
+    /// The row's bytes (a put's are read from its first cell: see `Put::encode_cells`).
+    pub(crate) row: &'a [u8],
     pub(crate) kind: hbase_proto::mutation_proto::MutationType,
     pub(crate) timestamp: Option<u64>,
     /// Set only when not the table's default.
@@ -213,9 +214,11 @@ pub(crate) struct CellBlockMutation<'a> {
 }
 
 impl CellBlockMutation<'_> {
-    /// The message as a prost struct, with `nonce`.
+    /// The message as a prost struct, with `nonce` (the row copied: this is not the buffered
+    /// path, which writes the message field by field).
     pub(crate) fn to_proto(&self, nonce: Option<u64>) -> hbase_proto::MutationProto {
-        let mut m = mutation_proto(self.row, self.kind, Vec::new(), self.timestamp);
+        let row = Bytes::copy_from_slice(self.row);
+        let mut m = mutation_proto(&row, self.kind, Vec::new(), self.timestamp);
         m.associated_cell_count = Some(self.cells);
         if let Some(d) = self.durability {
             m.set_durability(d);

@@ -297,8 +297,18 @@ impl Put {
                 at += 4 + total;
             }
         }
+        // The row as the first cell's key holds it (after the cell's three lengths and the
+        // row's own): the copy above just loaded those bytes, while the row's own buffer is a
+        // separate allocation, out of the cache when a buffered put is sent (a load miss per
+        // put, 3.6% of a buffered update's cycles at 32 writers, `perf`).
+        const ROW_IN_CELL: usize = 12 + 2;
+        let row = self
+            .cells
+            .get(ROW_IN_CELL..ROW_IN_CELL + self.row.len())
+            .unwrap_or(&self.row);
+        debug_assert_eq!(row, &self.row[..]);
         CellBlockMutation {
-            row: &self.row,
+            row,
             kind: MutationType::Put,
             timestamp: self.own_timestamp(),
             durability: (self.durability != Durability::UseDefault)
@@ -424,6 +434,7 @@ mod tests {
         let header = put.encode_cells(&mut block);
         assert_eq!(header.cells, 3);
         assert_eq!(header.timestamp, None);
+        assert_eq!(header.row, b"row-1");
         let expected = block_of(
             b"row-1",
             &[
@@ -441,6 +452,7 @@ mod tests {
         let mut block = BytesMut::from(&b"before"[..]);
         let header = put.encode_cells(&mut block);
         assert_eq!((header.cells, header.timestamp), (4, Some(9)));
+        assert_eq!(header.row, b"row-1");
         let expected = block_of(
             b"row-1",
             &[
