@@ -4,20 +4,37 @@
 //! holds about 20,000 YCSB updates), so each put's cells are out of the cache when the request
 //! copies them. Copied one after another, every put waits for its own miss; told a few puts ahead,
 //! the loads overlap. The same holds when the answered puts are freed: freeing reads and writes
-//! the allocator's bookkeeping beside each buffer, out of the cache by then too.
+//! the allocator's bookkeeping beside each buffer, out of the cache by then too. And with
+//! thousands of mutators, the one each answer is settled to is out of the cache as well.
 
 /// Asks for `bytes` to be loaded: the cache lines it touches, at most `MAX_LINES` of them from
 /// its start. Does nothing on targets other than x86_64.
 #[inline(always)]
 pub(crate) fn prefetch(bytes: &[u8]) {
+    prefetch_lines(bytes.as_ptr(), bytes.len());
+}
+
+/// Asks for `object` to be loaded, as [`prefetch`] does for bytes (its size read through its
+/// vtable when it is a trait object).
+#[inline(always)]
+pub(crate) fn prefetch_object<T: ?Sized>(object: &T) {
+    prefetch_lines(
+        (object as *const T).cast::<u8>(),
+        std::mem::size_of_val(object),
+    );
+}
+
+/// The cache lines the `len` bytes at `start` touch, at most `MAX_LINES` of them from the
+/// first.
+#[inline(always)]
+fn prefetch_lines(start: *const u8, len: usize) {
     const MAX_LINES: usize = 4;
-    if bytes.is_empty() {
+    if len == 0 {
         return;
     }
-    let start = bytes.as_ptr();
-    // From the line `start` is on: a slice not starting on a line touches one more.
+    // From the line `start` is on: a range not starting on a line touches one more.
     let lead = start as usize % LINE;
-    for line in 0..(lead + bytes.len()).div_ceil(LINE).min(MAX_LINES) {
+    for line in 0..(lead + len).div_ceil(LINE).min(MAX_LINES) {
         prefetch_line(start.wrapping_sub(lead).wrapping_add(line * LINE));
     }
 }

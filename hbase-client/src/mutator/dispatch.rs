@@ -77,6 +77,14 @@ impl Sent {
             owner: e.owner.clone(),
         }
     }
+
+    /// Starts loading the owner's state that its answer reads and writes (see `prefetch.rs`):
+    /// with thousands of mutators, each answer's owner is out of the cache.
+    #[inline]
+    fn prefetch_owner(&self) {
+        let owner: &dyn Owner = &*self.owner;
+        crate::prefetch::prefetch_object(owner);
+    }
 }
 
 /// The client's dispatchers, one per table and operation timeout (the timeout is per request,
@@ -900,12 +908,18 @@ impl InFlight {
             generation,
         };
         for e in req.entries {
-            sent.push(Sent::of(&e));
             known.sizes.push(e.bytes);
             known
                 .located
                 .push(e.located.filter(|(_, g)| *g == generation).map(|(l, _)| l));
             actions.push(Action::from(e.mutation));
+            // The owner moved, not cloned: a clone and its drop at the answer are two atomic
+            // operations on the mutator's counts, out of the cache with thousands of writers.
+            sent.push(Sent {
+                bytes: e.bytes,
+                cut: e.cut,
+                owner: e.owner,
+            });
         }
         InFlight {
             d,
@@ -953,6 +967,10 @@ impl Drop for InFlight {
 /// How many actions ahead of the one being dropped [`drop_prefetching`] asks for memory.
 const DROP_AHEAD: usize = 8;
 
+/// How far ahead of the outcome being settled the owner of another is loaded
+/// (`Sent::prefetch_owner`).
+const SETTLE_AHEAD: usize = 8;
+
 /// Drops a request's actions, each after asking for what dropping the one `DROP_AHEAD` later
 /// touches: freeing a put's buffer reads the allocator's bookkeeping beside it, out of the
 /// cache by the answer (the write budget holds thousands of puts), so one after another each
@@ -977,6 +995,11 @@ async fn send_request(mut req: InFlight) {
     let req = &req;
     let d = &req.d;
     let on_outcome = |idx: usize, outcome: Result<ActionResult>| {
+        // Outcomes come in index order, region by region (the order the request was formed
+        // in), so the owner `SETTLE_AHEAD` later is likely the one settled soon after.
+        if let Some(ahead) = req.sent.get(idx + SETTLE_AHEAD) {
+            ahead.prefetch_owner();
+        }
         {
             let mut s = req.settled.lock().unwrap_or_else(|e| e.into_inner());
             if std::mem::replace(&mut s[idx], true) {

@@ -44,8 +44,9 @@
 
 mod dispatch;
 mod last_writes;
+mod open_cuts;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -60,6 +61,7 @@ pub(crate) use crate::write_budget::WriteBudget;
 use crate::write_budget::{Admission, Flushable};
 pub(crate) use dispatch::Dispatchers;
 use dispatch::{Dispatch, Entry, Owner, Sent};
+use open_cuts::OpenCuts;
 
 /// Called with each mutation that failed for good.
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
@@ -210,7 +212,7 @@ struct State {
     cut_bytes: usize,
     /// Cuts made so far, and the unanswered mutations of each cut still open.
     cuts: u64,
-    open_cuts: BTreeMap<u64, usize>,
+    open_cuts: OpenCuts,
     failures: FailureLog,
     /// Failures made under the lock (a buffer cut after the dispatcher was gone), for the
     /// listener, which is called outside it (see [`Writer::tell_unheard`]).
@@ -220,7 +222,7 @@ struct State {
 
 impl State {
     fn unanswered_before(&self, cut: u64) -> bool {
-        self.open_cuts.keys().next().is_some_and(|&c| c <= cut)
+        self.open_cuts.any_up_to(cut)
     }
 }
 
@@ -278,7 +280,7 @@ impl Writer {
         // Counted before the dispatcher sees them: their answers (which take this lock, held
         // here) count them off.
         st.cut_bytes += bytes;
-        *st.open_cuts.entry(cut).or_default() += n;
+        st.open_cuts.open(cut, n);
         let owner: Arc<dyn Owner> = self.clone();
         let to_entry = |b: Buffered| Entry {
             mutation: b.mutation,
@@ -293,7 +295,7 @@ impl Writer {
             return;
         }
         st.cut_bytes -= bytes;
-        st.open_cuts.remove(&cut);
+        st.open_cuts.close(cut);
         tracing::error!(table = %self.table(), mutations = n, "the BufferedMutator's flusher is gone (the runtime shut down); buffered mutations fail, not sent");
         let reason = "its flusher is gone (the runtime shut down); not sent";
         for b in buffered {
@@ -360,16 +362,7 @@ impl Owner for Writer {
                 st.failures.push(f, self.max_failures_kept);
             }
             st.cut_bytes = st.cut_bytes.saturating_sub(sent.bytes);
-            if let Some(n) = st.open_cuts.get_mut(&sent.cut) {
-                *n -= 1;
-                if *n == 0 {
-                    st.open_cuts.remove(&sent.cut);
-                    if st.open_cuts.is_empty() {
-                        // An emptied map keeps its node; a new one holds nothing.
-                        st.open_cuts = BTreeMap::new();
-                    }
-                }
-            }
+            st.open_cuts.answered(sent.cut);
         }
         self.progress.notify_waiters();
     }
@@ -641,7 +634,7 @@ impl BufferedMutator {
 
     /// Mutations cut from the buffer and not yet answered (queued or in flight).
     pub fn unanswered_mutations(&self) -> usize {
-        self.handle.writer.lock().open_cuts.values().sum()
+        self.handle.writer.lock().open_cuts.unanswered()
     }
 }
 
