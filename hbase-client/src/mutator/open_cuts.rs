@@ -34,10 +34,15 @@ impl OpenCuts {
     }
 
     /// One of `cut`'s mutations was answered.
+    #[inline]
     pub(super) fn answered(&mut self, cut: u64) {
         if let Some(i) = self.find(cut) {
-            self.cuts[i].1 -= 1;
-            self.drop_answered_front();
+            let left = &mut self.cuts[i].1;
+            *left -= 1;
+            // Only an emptied oldest cut moves the front.
+            if *left == 0 && i == self.start {
+                self.drop_answered_front();
+            }
         }
     }
 
@@ -59,6 +64,7 @@ impl OpenCuts {
         self.cuts[self.start..].iter().map(|&(_, n)| n).sum()
     }
 
+    #[inline]
     fn find(&self, cut: u64) -> Option<usize> {
         let open = &self.cuts[self.start..];
         // The oldest is the usual one; else a binary search (cut numbers are sorted).
