@@ -345,6 +345,15 @@ impl Writer {
 }
 
 impl Owner for Writer {
+    /// The lines an answer touches: the state behind the lock (its open cuts and counts), the
+    /// lock's waiters' `Notify` and the budget's handle, wherever the compiler placed them
+    /// (the whole mutator is larger than the prefetch's four lines).
+    fn prefetch(&self) {
+        crate::prefetch::prefetch_object(&self.state);
+        crate::prefetch::prefetch_object(&self.progress);
+        crate::prefetch::prefetch_object(&self.budget);
+    }
+
     /// A mutation's final outcome: counted off, its failure kept and handed to the listener
     /// (outside the lock, a panic caught).
     fn answered(&self, sent: &Sent, row: &dyn Fn() -> bytes::Bytes, outcome: Result<ActionResult>) {

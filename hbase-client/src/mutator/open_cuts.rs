@@ -4,9 +4,11 @@
 //! Every answer counts one mutation off here, under the mutator's lock. With thousands of
 //! mutators (ycsb at 10,000 threads, one mutator each) the mutator an answer goes to is out of
 //! the cache; a map kept apart from the mutator's state (a `BTreeMap`'s node) was one more miss
-//! per answer, about a third of the answer's cycles (`perf`). Each mutator has only a few cuts
-//! open at a time, so they are kept inline, in the state the answer's lock already loads, and
-//! spill to the heap only beyond that.
+//! per answer, about a third of the answer's cycles (`perf`). A mutator usually has only a few
+//! cuts open at a time, so they are kept inline, in the state the answer's lock already loads,
+//! and spill to the heap only beyond that. (A cut answered while an older one is still open
+//! stays as an empty marker until the older ones are answered: one mutation held back, by a
+//! frozen region say, keeps every later cut's 16 bytes until it is answered or times out.)
 
 use smallvec::SmallVec;
 

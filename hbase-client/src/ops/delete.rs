@@ -211,7 +211,7 @@ impl Delete {
             add_qualifier_value(&mut column_value, family, qv);
         }
         mutation_proto(
-            &self.row,
+            self.row.clone(),
             MutationType::Delete,
             column_value,
             self.timestamp,

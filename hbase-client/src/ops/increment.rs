@@ -159,5 +159,5 @@ fn column_mutation<'a>(
         };
         add_qualifier_value(&mut cvs, family, qv);
     }
-    mutation_proto(row, kind, cvs, None)
+    mutation_proto(row.clone(), kind, cvs, None)
 }

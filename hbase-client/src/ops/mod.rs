@@ -218,7 +218,7 @@ impl CellBlockMutation<'_> {
     /// path, which writes the message field by field).
     pub(crate) fn to_proto(&self, nonce: Option<u64>) -> hbase_proto::MutationProto {
         let row = Bytes::copy_from_slice(self.row);
-        let mut m = mutation_proto(&row, self.kind, Vec::new(), self.timestamp);
+        let mut m = mutation_proto(row, self.kind, Vec::new(), self.timestamp);
         m.associated_cell_count = Some(self.cells);
         if let Some(d) = self.durability {
             m.set_durability(d);
@@ -230,13 +230,13 @@ impl CellBlockMutation<'_> {
 
 /// A mutation of `row` carrying its cells as protobuf column values.
 pub(crate) fn mutation_proto(
-    row: &Bytes,
+    row: Bytes,
     kind: hbase_proto::mutation_proto::MutationType,
     column_value: Vec<hbase_proto::mutation_proto::ColumnValue>,
     timestamp: Option<u64>,
 ) -> hbase_proto::MutationProto {
     let mut m = hbase_proto::MutationProto {
-        row: Some(row.clone()),
+        row: Some(row),
         column_value,
         timestamp,
         ..Default::default()

@@ -349,7 +349,7 @@ impl Put {
             add_qualifier_value(&mut column_value, &cell.family_bytes(), qv);
         }
         let mut m = mutation_proto(
-            &self.row,
+            self.row.clone(),
             MutationType::Put,
             column_value,
             self.own_timestamp(),
@@ -523,7 +523,7 @@ mod tests {
             ..Default::default()
         };
         let mut expected = mutation_proto(
-            &Bytes::from_static(b"r"),
+            Bytes::from_static(b"r"),
             MutationType::Put,
             vec![
                 ColumnValue {
