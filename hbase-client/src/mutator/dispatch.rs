@@ -33,28 +33,36 @@ use crate::runtime::Runtime;
 use crate::write_budget::WriteBudget;
 
 /// Who a mutation is answered to (its mutator): told every outcome, once per mutation.
-pub(super) trait Owner: Send + Sync {
+pub(super) trait Owner: Send + Sync + Sized + 'static {
     /// `row` gives the mutation's row key; it is asked for only when the mutation failed
     /// (reading it means reading the mutation, which a large request's answer would
     /// otherwise not touch again).
-    fn answered(&self, sent: &Sent, row: &dyn Fn() -> Bytes, outcome: Result<ActionResult>);
+    fn answered(&self, sent: &Sent<Self>, row: &dyn Fn() -> Bytes, outcome: Result<ActionResult>);
 
     /// Starts loading what `answered` will read and write (see `prefetch.rs`); a hint only.
     fn prefetch(&self) {}
 }
 
 /// One cut mutation, from its cut until its answer.
-pub(super) struct Entry {
+pub(super) struct Entry<O> {
     pub(super) mutation: Mutation,
     /// Its budgeted size (`BufferedMutator::budgeted_size`), computed once in `mutate`: the
-    /// budget's count, and the multi layer's for cutting requests.
-    pub(super) bytes: usize,
-    /// Where the dispatcher located it, and the region cache's generation before it did:
-    /// the request sends it there unless a cached location was dropped since.
-    pub(super) located: Option<(Location, u64)>,
+    /// budget's count, and the multi layer's for cutting requests. (`mutate` refuses a
+    /// mutation whose size does not fit: no request could carry it.)
+    pub(super) bytes: u32,
+    /// Where the dispatcher located it: the request sends it there unless a cached location
+    /// was dropped since it was located.
+    pub(super) located: Option<Location>,
+    /// The region cache's generation read before it was located, its low 32 bits. Two
+    /// generations 2^32 drops apart look alike; a request would then try a stale location
+    /// first, and its server's refusal makes the multi layer look the region up again.
+    // 32 bits (and the owner's thin pointer) keep an entry within 128 bytes, which the
+    // compiler moves inline: at 144 every move was a `memmove` call, and an entry moves five
+    // times (3-5% of a buffered update's cycles at 32 writers, `perf`).
+    pub(super) generation: u32,
     /// The cut it came in (its owner's count, for `flush`).
     pub(super) cut: u64,
-    pub(super) owner: Arc<dyn Owner>,
+    pub(super) owner: Arc<O>,
     /// Its number, given when it is placed (0 before).
     pub(super) seq: Seq,
     /// The number of the last write to its row placed before it, when that one went to the
@@ -66,16 +74,16 @@ pub(super) struct Entry {
 /// A mutation handed on for its answer: what settling it needs. (Not its row: a clone of the
 /// row key, taken for every mutation and dropped with its answer, cost two atomic operations on
 /// a cold buffer's header per mutation; the row is read from the mutation when it failed.)
-pub(super) struct Sent {
+pub(super) struct Sent<O> {
     pub(super) bytes: usize,
     pub(super) cut: u64,
-    owner: Arc<dyn Owner>,
+    owner: Arc<O>,
 }
 
-impl Sent {
-    fn of(e: &Entry) -> Sent {
+impl<O: Owner> Sent<O> {
+    fn of(e: &Entry<O>) -> Sent<O> {
         Sent {
-            bytes: e.bytes,
+            bytes: e.bytes as usize,
             cut: e.cut,
             owner: e.owner.clone(),
         }
@@ -89,14 +97,25 @@ impl Sent {
     }
 }
 
+/// A dispatcher's table and operation timeout.
+type DispatchKey = (TableName, Duration);
+
 /// The client's dispatchers, one per table and operation timeout (the timeout is per request,
-/// so mutators with different ones cannot share requests).
-#[derive(Default)]
-pub(crate) struct Dispatchers {
-    live: Mutex<FxHashMap<(TableName, Duration), Weak<Dispatch>>>,
+/// so mutators with different ones cannot share requests). `O` is the mutations' owner type:
+/// generic rather than a trait object, so that an entry holds a thin pointer to its owner.
+pub(super) struct Dispatchers<O> {
+    live: Mutex<FxHashMap<DispatchKey, Weak<Dispatch<O>>>>,
 }
 
-impl Dispatchers {
+impl<O> Default for Dispatchers<O> {
+    fn default() -> Self {
+        Dispatchers {
+            live: Mutex::default(),
+        }
+    }
+}
+
+impl<O: Owner> Dispatchers<O> {
     /// The running dispatcher of `table` with `opts`' operation timeout, joined by one more
     /// mutator (which must [`leave`](Dispatch::leave) it), or a new one started on the
     /// current runtime.
@@ -106,7 +125,7 @@ impl Dispatchers {
         budget: &Arc<WriteBudget>,
         table: &TableName,
         opts: CallOptions,
-    ) -> Arc<Dispatch> {
+    ) -> Arc<Dispatch<O>> {
         let key = (table.clone(), opts.operation_timeout);
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(d) = live.get(&key).and_then(Weak::upgrade) {
@@ -122,7 +141,7 @@ impl Dispatchers {
 }
 
 /// One table's shared dispatcher.
-pub(super) struct Dispatch {
+pub(super) struct Dispatch<O> {
     pub(super) rt: Arc<Runtime>,
     pub(super) table: TableName,
     opts: CallOptions,
@@ -131,7 +150,7 @@ pub(super) struct Dispatch {
     max_request_size: usize,
     /// The client's write budget: whether writers wait for room (see [`lingers`]).
     budget: Arc<WriteBudget>,
-    state: Mutex<State>,
+    state: Mutex<State<O>>,
     /// Mirrors `State::dead` for the writers' refusal check, which must not take the shared
     /// lock on every `mutate`.
     dead: AtomicBool,
@@ -139,10 +158,9 @@ pub(super) struct Dispatch {
     wake: Notify,
 }
 
-#[derive(Default)]
-struct State {
+struct State<O> {
     /// Cut, not yet placed in a region's queue, in cut order.
-    queue: VecDeque<Entry>,
+    queue: VecDeque<Entry<O>>,
     /// Taken from `queue` by a dispatch pass that is locating them (not placed yet).
     locating: usize,
     /// Placed mutations waiting to be sent, per region (see [`RegionQueue`]).
@@ -153,7 +171,7 @@ struct State {
     // and rows of one full hash share a record (their writes then wait behind each other's).
     // Region and server names come from the cluster. The writer of the rows is the application
     // itself, so the worst it can do is slow its own writes; we take the speed.
-    regions: FxHashMap<Bytes, RegionQueue>,
+    regions: FxHashMap<Bytes, RegionQueue<O>>,
     /// Requests in flight per server, and its regions with mutations ready to go.
     servers: FxHashMap<String, ServerQueue>,
     /// Each row's last placed write: its queue and number.
@@ -173,7 +191,26 @@ struct State {
     dead: bool,
 }
 
-impl State {
+// By hand: a derived `Default` would ask the owner type for one.
+impl<O> Default for State<O> {
+    fn default() -> Self {
+        State {
+            queue: VecDeque::new(),
+            locating: 0,
+            regions: FxHashMap::default(),
+            servers: FxHashMap::default(),
+            last_writes: LastWrites::default(),
+            placed: 0,
+            queues_made: 0,
+            queue_names: FxHashMap::default(),
+            writers: 0,
+            ended: false,
+            dead: false,
+        }
+    }
+}
+
+impl<O> State<O> {
     /// Nothing waits to be placed (queued, or being located). Only then are emptied maps
     /// freed (see [`shed_empty`]): while writes flow, the maps empty between two batches,
     /// and freeing them then made each batch grow them again from nothing.
@@ -187,7 +224,7 @@ impl State {
 /// the location it was placed with only while the region cache has dropped no location since
 /// (else it locates every action again), so a queue whose region moved or split still sends
 /// to the right servers.
-struct RegionQueue {
+struct RegionQueue<O> {
     /// This queue's id (a queue made again under the same name gets another).
     id: QueueId,
     /// The server its region is on, as last learned (when the queue was made, when a write
@@ -200,7 +237,7 @@ struct RegionQueue {
     /// Cleared when the queue moves.
     confirmed: Option<Location>,
     /// In placement order (their numbers ascending).
-    entries: VecDeque<Entry>,
+    entries: VecDeque<Entry<O>>,
     /// The bytes of `entries`.
     bytes: usize,
     /// Requests in flight made from this queue.
@@ -211,7 +248,7 @@ struct RegionQueue {
     ready: bool,
 }
 
-impl RegionQueue {
+impl<O> RegionQueue<O> {
     /// The first mutation number of this queue that is not answered yet, `next` (the next
     /// number to be given) if none: every mutation it holds, queued or in a request, has a
     /// number from there on, and it has had every earlier one it held answered (a request
@@ -232,20 +269,20 @@ struct ServerQueue {
 }
 
 /// One request: mutations of one server's ready region queues, in each queue's order.
-struct Request {
+struct Request<O> {
     server: String,
     /// Its queues, each with the number of its first mutation taken.
     regions: Vec<(Bytes, Seq)>,
-    entries: Vec<Entry>,
+    entries: Vec<Entry<O>>,
 }
 
-impl Dispatch {
+impl<O: Owner> Dispatch<O> {
     fn start(
         rt: Arc<Runtime>,
         budget: Arc<WriteBudget>,
         table: TableName,
         opts: CallOptions,
-    ) -> Arc<Dispatch> {
+    ) -> Arc<Dispatch<O>> {
         let c = &rt.config;
         let d = Arc::new(Dispatch {
             tasks_per_server: c.max_tasks_per_server,
@@ -268,7 +305,7 @@ impl Dispatch {
         d
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State<O>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -304,7 +341,7 @@ impl Dispatch {
     pub(super) fn submit<T>(
         &self,
         buffered: &mut Vec<T>,
-        to_entry: impl FnMut(T) -> Entry,
+        to_entry: impl FnMut(T) -> Entry<O>,
     ) -> bool {
         {
             let mut st = self.lock();
@@ -319,7 +356,7 @@ impl Dispatch {
 
     /// A mutation's final outcome, told to its owner. Nothing of the dispatcher's own is
     /// counted off: its queues know which of their mutations are answered.
-    fn settle(&self, sent: &Sent, row: &dyn Fn() -> Bytes, outcome: Result<ActionResult>) {
+    fn settle(&self, sent: &Sent<O>, row: &dyn Fn() -> Bytes, outcome: Result<ActionResult>) {
         sent.owner.answered(sent, row, outcome);
     }
 }
@@ -327,20 +364,20 @@ impl Dispatch {
 /// Ends the dispatcher's sending for good when it ends without having finished (the runtime
 /// shut down, or a bug panicked it): every queued mutation fails, later cuts fail at once,
 /// and later writes are refused.
-struct DispatcherGuard(Arc<Dispatch>);
+struct DispatcherGuard<O: Owner>(Arc<Dispatch<O>>);
 
-impl Drop for DispatcherGuard {
+impl<O: Owner> Drop for DispatcherGuard<O> {
     fn drop(&mut self) {
         let d = &self.0;
-        let queued: Vec<(Sent, Bytes)> = {
+        let queued: Vec<(Sent<O>, Bytes)> = {
             let mut st = d.lock();
             if st.ended {
                 return;
             }
             st.dead = true;
             d.dead.store(true, Ordering::Release);
-            let with_row = |e: Entry| (Sent::of(&e), e.mutation.row().clone());
-            let mut queued: Vec<(Sent, Bytes)> = st.queue.drain(..).map(with_row).collect();
+            let with_row = |e: Entry<O>| (Sent::of(&e), e.mutation.row().clone());
+            let mut queued: Vec<(Sent<O>, Bytes)> = st.queue.drain(..).map(with_row).collect();
             for q in st.regions.values_mut() {
                 queued.extend(q.entries.drain(..).map(with_row));
                 q.bytes = 0;
@@ -364,7 +401,7 @@ impl Drop for DispatcherGuard {
     }
 }
 
-async fn dispatcher(guard: DispatcherGuard) {
+async fn dispatcher<O: Owner>(guard: DispatcherGuard<O>) {
     let d = guard.0.clone();
     loop {
         let woken = d.wake.notified();
@@ -395,7 +432,7 @@ async fn dispatcher(guard: DispatcherGuard) {
 /// proportional to the mutations placed and sent, not to what waits: a region that is held
 /// back (its task in flight) is not looked at again until its task ends, and a server held
 /// back costs a sum over its ready regions. Returns when the earliest hold ends, if any.
-async fn dispatch(d: &Arc<Dispatch>) -> Option<Instant> {
+async fn dispatch<O: Owner>(d: &Arc<Dispatch<O>>) -> Option<Instant> {
     let mut taken = Locating {
         d,
         entries: {
@@ -416,7 +453,10 @@ async fn dispatch(d: &Arc<Dispatch>) -> Option<Instant> {
                 &d.table,
                 chunk.iter_mut(),
                 |e| e.mutation.row(),
-                |e, loc| e.located = Some((loc, generation)),
+                |e, loc| {
+                    e.located = Some(loc);
+                    e.generation = generation as u32;
+                },
             );
         }
         for i in 0..taken.entries.len() {
@@ -429,7 +469,8 @@ async fn dispatch(d: &Arc<Dispatch>) -> Option<Instant> {
                     .seek(&d.table, Seek::Row(row), deadline)
                     .await
                     .ok();
-            taken.entries[i].located = loc.map(|l| (l, generation));
+            taken.entries[i].located = loc;
+            taken.entries[i].generation = generation as u32;
         }
     }
     let (requests, hold_ends) = {
@@ -455,13 +496,13 @@ const LOCATE_CHUNK: usize = 256;
 /// Mutations the dispatcher took from the cut queue and has not placed yet. Dropped with some
 /// left (the dispatcher task was dropped while it located them, as when its runtime shuts
 /// down, or it panicked), it fails them as not sent: nobody else holds them to answer them.
-struct Locating<'a> {
-    d: &'a Dispatch,
+struct Locating<'a, O: Owner> {
+    d: &'a Dispatch<O>,
     /// In cut order; the first ones may be located already (`Entry::located`).
-    entries: VecDeque<Entry>,
+    entries: VecDeque<Entry<O>>,
 }
 
-impl Drop for Locating<'_> {
+impl<O: Owner> Drop for Locating<'_, O> {
     fn drop(&mut self) {
         if self.entries.is_empty() {
             return;
@@ -474,7 +515,7 @@ impl Drop for Locating<'_> {
             d.dead.store(true, Ordering::Release);
             st.locating = 0;
         }
-        let left: Vec<(Sent, Bytes)> = self
+        let left: Vec<(Sent<O>, Bytes)> = self
             .entries
             .drain(..)
             .map(|e| (Sent::of(&e), e.mutation.row().clone()))
@@ -509,10 +550,10 @@ fn is_at(address: &str, server: &crate::region::ServerName) -> bool {
 /// be held by requests to a frozen server). Requests in flight stay counted where they went,
 /// and the queue's order and its region task count do not change, so a row's writes still go
 /// one request at a time, in buffered order.
-fn rehome(
+fn rehome<O>(
     servers: &mut FxHashMap<String, ServerQueue>,
     key: &Bytes,
-    q: &mut RegionQueue,
+    q: &mut RegionQueue<O>,
     to: String,
 ) {
     let from = std::mem::replace(&mut q.server, to);
@@ -527,7 +568,11 @@ fn rehome(
 }
 
 /// Lists region queue `q` (named `key`) in its server's ready queues.
-fn list_ready(servers: &mut FxHashMap<String, ServerQueue>, key: &Bytes, q: &mut RegionQueue) {
+fn list_ready<O>(
+    servers: &mut FxHashMap<String, ServerQueue>,
+    key: &Bytes,
+    q: &mut RegionQueue<O>,
+) {
     q.ready = true;
     servers
         .entry(q.server.clone())
@@ -581,16 +626,16 @@ fn lingers(b: Batch, bound: usize) -> bool {
     b.rows < LINGER_ROWS && b.bytes < bound / 4 && b.waited < LINGER
 }
 
-impl Dispatch {
+impl<O: Owner> Dispatch<O> {
     /// Places one located (or unlocatable) mutation in its region's queue, or in the queue of
     /// an earlier unanswered write to its row (caller holds the state lock).
-    fn place(&self, st: &mut State, mut entry: Entry) {
+    fn place(&self, st: &mut State<O>, mut entry: Entry<O>) {
         // The queue's name is borrowed from the location, not cloned: a clone and its drop
         // are two atomic operations on the name's shared header per mutation (with the
         // queue map's key, 7.9% of a buffered update's cycles at 32 writers, `perf`). The
         // location goes back into the entry when it is queued.
         let located = entry.located.take();
-        let loc = located.as_ref().map(|(l, _)| l);
+        let loc = located.as_ref();
         // Unlocatable now: they queue under the empty name (no region has it); their
         // requests' retries look them up again.
         let unlocated = Bytes::new();
@@ -677,7 +722,7 @@ impl Dispatch {
         };
         last.queue = q.id;
         last.seq = seq;
-        q.bytes += entry.bytes;
+        q.bytes += entry.bytes as usize;
         if !q.ready {
             list_ready(servers, &key, q);
         }
@@ -688,7 +733,7 @@ impl Dispatch {
     /// Requests for every server with ready region queues, within the task limits, but for
     /// servers held back to let their request grow (caller holds the state lock; the requests
     /// are counted in flight). Also returns when the earliest hold ends, if any.
-    fn form_requests(&self, st: &mut State) -> (Vec<Request>, Option<Instant>) {
+    fn form_requests(&self, st: &mut State<O>) -> (Vec<Request<O>>, Option<Instant>) {
         let mut requests = Vec::new();
         let mut hold_ends: Option<Instant> = None;
         // How many of each of a request's queues go in (from its front), and their bytes.
@@ -775,8 +820,8 @@ impl Dispatch {
                             // queue: wait for its answer.
                             break;
                         }
-                        bytes += e.bytes;
-                        take_bytes += e.bytes;
+                        bytes += e.bytes as usize;
+                        take_bytes += e.bytes as usize;
                         take += 1;
                     }
                     if take > 0 {
@@ -883,11 +928,11 @@ fn shed_empty<K, V>(map: &mut FxHashMap<K, V>) {
 /// spawned. Dropped, it fails whatever is left without an outcome (as not sent if its task
 /// never ran: a task spawned while the runtime shuts down is dropped unpolled; as unknown if
 /// it had started), then frees its server and regions.
-struct InFlight {
-    d: Arc<Dispatch>,
+struct InFlight<O: Owner> {
+    d: Arc<Dispatch<O>>,
     server: String,
     regions: Vec<(Bytes, Seq)>,
-    sent: Vec<Sent>,
+    sent: Vec<Sent<O>>,
     actions: Vec<Action>,
     /// The actions' sizes and locations, for the multi layer (taken when the request starts).
     known: Option<crate::multi::Known>,
@@ -895,8 +940,8 @@ struct InFlight {
     started: bool,
 }
 
-impl InFlight {
-    fn new(d: Arc<Dispatch>, req: Request) -> InFlight {
+impl<O: Owner> InFlight<O> {
+    fn new(d: Arc<Dispatch<O>>, req: Request<O>) -> InFlight<O> {
         let n = req.entries.len();
         let mut sent = Vec::with_capacity(n);
         let mut actions = Vec::with_capacity(n);
@@ -910,16 +955,16 @@ impl InFlight {
             generation,
         };
         for e in req.entries {
-            known.sizes.push(e.bytes);
+            known.sizes.push(e.bytes as usize);
             known
                 .located
-                .push(e.located.filter(|(_, g)| *g == generation).map(|(l, _)| l));
+                .push(e.located.filter(|_| e.generation == generation as u32));
             actions.push(Action::from(e.mutation));
             // The owner moved, not cloned: a clone here and the entry's drop of its own were
             // two atomic operations on the mutator's count per mutation, out of the cache
             // with thousands of writers.
             sent.push(Sent {
-                bytes: e.bytes,
+                bytes: e.bytes as usize,
                 cut: e.cut,
                 owner: e.owner,
             });
@@ -937,7 +982,7 @@ impl InFlight {
     }
 }
 
-impl Drop for InFlight {
+impl<O: Owner> Drop for InFlight<O> {
     fn drop(&mut self) {
         let d = &self.d;
         let unsettled: Vec<usize> = {
@@ -992,7 +1037,7 @@ fn drop_prefetching(actions: Vec<Action>) {
     }
 }
 
-async fn send_request(mut req: InFlight) {
+async fn send_request<O: Owner>(mut req: InFlight<O>) {
     req.started = true;
     let known = req.known.take();
     let req = &req;

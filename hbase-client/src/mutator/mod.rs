@@ -59,8 +59,16 @@ use crate::region::TableName;
 use crate::runtime::Runtime;
 pub(crate) use crate::write_budget::WriteBudget;
 use crate::write_budget::{Admission, Flushable};
-pub(crate) use dispatch::Dispatchers;
-use dispatch::{Dispatch, Entry, Owner, Sent};
+use dispatch::Owner;
+
+/// The client's dispatchers of mutations, one per table and operation timeout (see
+/// [`dispatch`]).
+#[derive(Default)]
+pub(crate) struct Dispatchers(dispatch::Dispatchers<Writer>);
+/// A table's dispatcher, whose mutations' owners are mutators.
+type Dispatch = dispatch::Dispatch<Writer>;
+type Entry = dispatch::Entry<Writer>;
+type Sent = dispatch::Sent<Writer>;
 use open_cuts::OpenCuts;
 
 /// Called with each mutation that failed for good.
@@ -194,12 +202,27 @@ impl FailureLog {
 const BOOKKEEPING: usize = std::mem::size_of::<Entry>() - std::mem::size_of::<Mutation>()
     + std::mem::size_of::<Buffered>();
 
+// An entry moves five times between its cut and its request; within 128 bytes the compiler
+// moves it inline, past that each move is a `memmove` call (see `Entry::generation`).
+const _: () = assert!(std::mem::size_of::<Entry>() <= 128);
+
+/// A mutation's budgeted size as its entry holds it (32 bits), or the error that refuses it.
+/// A mutation that large could not be sent anyway: a request's length is 32 bits on the wire
+/// (and HBase reads it as a signed number).
+fn entry_bytes(bytes: usize) -> Result<u32> {
+    u32::try_from(bytes).map_err(|_| {
+        Error::InvalidInput(format!(
+            "a mutation of {bytes} bytes (its budgeted size) is more than a request can carry"
+        ))
+    })
+}
+
 /// One mutation in a mutator's buffer (not cut yet).
 struct Buffered {
     mutation: Mutation,
     /// Its budgeted size ([`BufferedMutator::budgeted_size`]), computed once in `mutate`: the
     /// budget's count, and the multi layer's for cutting requests.
-    bytes: usize,
+    bytes: u32,
 }
 
 #[derive(Default)]
@@ -281,11 +304,12 @@ impl Writer {
         // here) count them off.
         st.cut_bytes += bytes;
         st.open_cuts.open(cut, n);
-        let owner: Arc<dyn Owner> = self.clone();
+        let owner = self.clone();
         let to_entry = |b: Buffered| Entry {
             mutation: b.mutation,
             bytes: b.bytes,
             located: None,
+            generation: 0,
             cut,
             owner: owner.clone(),
             seq: 0,
@@ -456,7 +480,7 @@ impl BufferedMutator {
             opts.operation_timeout = t;
         }
         let writer = Arc::new(Writer {
-            dispatch: dispatchers.join(rt, &budget, &table, opts),
+            dispatch: dispatchers.0.join(rt, &budget, &table, opts),
             budget,
             listener: config.listener,
             write_buffer_size: config.write_buffer_size.unwrap_or(c.write_buffer_size),
@@ -509,6 +533,7 @@ impl BufferedMutator {
         let core = &self.handle.writer;
         mutation.validate(core.dispatch.rt.config.keyvalue_max_size)?;
         let bytes = Self::budgeted_size(&mutation);
+        let bytes32 = entry_bytes(bytes)?;
         if let Some(e) = self.refusal(&core.lock()) {
             return Err(e);
         }
@@ -520,7 +545,10 @@ impl BufferedMutator {
             bytes,
             buffered: false,
         };
-        let mut entry = Some(Buffered { mutation, bytes });
+        let mut entry = Some(Buffered {
+            mutation,
+            bytes: bytes32,
+        });
         loop {
             let progress = core.progress.notified();
             {
@@ -679,5 +707,23 @@ async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
         core.cut(&mut st);
         drop(st);
         core.tell_unheard();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutation_whose_size_does_not_fit_32_bits_is_refused() {
+        assert_eq!(entry_bytes(0).unwrap(), 0);
+        assert_eq!(entry_bytes(u32::MAX as usize).unwrap(), u32::MAX);
+        let too_large = u32::MAX as usize + 1;
+        match entry_bytes(too_large) {
+            Err(Error::InvalidInput(m)) => {
+                assert!(m.contains(&too_large.to_string()), "{m}")
+            }
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
     }
 }
