@@ -60,7 +60,7 @@ fn requests(c: &mut Criterion) {
     c.bench_function("encode Get request", |b| {
         b.iter(|| {
             buf.clear();
-            encode_request(&mut buf, 7, meta("Get"), black_box(&get), None);
+            encode_request(&mut buf, 7, meta("Get"), black_box(&get), None).unwrap();
         })
     });
     let mutate = hbase_proto::MutateRequest {
@@ -72,7 +72,7 @@ fn requests(c: &mut Criterion) {
     c.bench_function("encode Mutate request (10 x 100 B fields)", |b| {
         b.iter(|| {
             buf.clear();
-            encode_request(&mut buf, 7, meta("Mutate"), black_box(&mutate), None);
+            encode_request(&mut buf, 7, meta("Mutate"), black_box(&mutate), None).unwrap();
         })
     });
     let scan = hbase_proto::ScanRequest {
@@ -87,7 +87,7 @@ fn requests(c: &mut Criterion) {
     c.bench_function("encode Scan open request", |b| {
         b.iter(|| {
             buf.clear();
-            encode_request(&mut buf, 7, meta("Scan"), black_box(&scan), None);
+            encode_request(&mut buf, 7, meta("Scan"), black_box(&scan), None).unwrap();
         })
     });
     // A Multi of 100 puts as the mutator sends it: headers in protobuf, cells in a cell block.
@@ -128,7 +128,7 @@ fn requests(c: &mut Criterion) {
                 ..Default::default()
             };
             buf.clear();
-            encode_request(&mut buf, 7, meta("Multi"), &multi, Some(&cells));
+            encode_request(&mut buf, 7, meta("Multi"), &multi, Some(&cells)).unwrap();
             black_box(&buf);
         })
     });

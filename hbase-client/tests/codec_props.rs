@@ -298,7 +298,7 @@ proptest! {
         let mut buf = BytesMut::new();
         let param = hbase_proto::CellBlockMeta { length: Some(7) };
         let meta = RequestMeta { method: &method, timeout_ms, priority: 0 };
-        encode_request(&mut buf, call_id, meta, &param, cellblock.as_deref());
+        encode_request(&mut buf, call_id, meta, &param, cellblock.as_deref()).unwrap();
         let total = u32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
         prop_assert_eq!(total, buf.len() - 4);
         let mut rest = buf.split_off(4).freeze();

@@ -580,7 +580,12 @@ impl RpcConnection {
         let sent = {
             let mut out = shared.lock_outbox();
             let start = out.buf.len();
-            frame::encode_request(&mut out.buf, call_id, meta, param, cellblock);
+            if let Err(e) = frame::encode_request(&mut out.buf, call_id, meta, param, cellblock) {
+                drop(out);
+                guard.settled = true;
+                shared.lock_pending().calls.remove(&call_id);
+                return Err(CallError::not_sent(e));
+            }
             let end = out.buf.len();
             out.frames.push(Frame {
                 call_id,
@@ -1133,6 +1138,38 @@ mod tests {
         // the read timeout (which would close the connection early).
         assert!(shared.lock_pending().busy_since >= freed);
         call.abort();
+    }
+
+    #[tokio::test]
+    async fn a_request_too_long_for_a_frame_fails_unsent_and_leaves_nothing_behind() {
+        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 1));
+        let conn = RpcConnection {
+            shared: shared.clone(),
+            reader: tokio::spawn(async {}),
+            writer: tokio::spawn(async {}),
+        };
+        let meta = RequestMeta {
+            method: "Multi",
+            timeout_ms: 0,
+            priority: 0,
+        };
+        let param = hbase_proto::CellBlockMeta { length: Some(1) };
+        // Zeroed pages, never touched: the frame is refused before any copy.
+        let huge = vec![0u8; frame::MAX_REQUEST_LEN];
+        let now = std::time::Instant::now();
+        match conn
+            .call(meta, &param, Some(&huge), now, Duration::from_secs(30))
+            .await
+        {
+            Err(CallError {
+                error: Error::InvalidInput(_),
+                delivery: Delivery::NotSent,
+            }) => {}
+            other => panic!("expected InvalidInput, not sent: {other:?}"),
+        }
+        assert!(shared.lock_pending().calls.is_empty());
+        assert!(shared.lock_outbox().buf.is_empty());
+        assert_eq!(shared.in_flight.available_permits(), 1);
     }
 
     #[test]

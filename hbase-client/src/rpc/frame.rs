@@ -43,6 +43,10 @@ pub const KEYVALUE_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
 /// default); anything far above this is a corrupt length.
 pub const MAX_FRAME_LEN: usize = 512 * 1024 * 1024;
 
+/// Largest request frame (the bytes after its length) the protocol can carry: the length is a
+/// signed 32-bit number on the wire, as HBase reads it.
+pub const MAX_REQUEST_LEN: usize = i32::MAX as usize;
+
 /// The service a connection talks to; one connection carries one service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Service {
@@ -131,14 +135,16 @@ pub struct RequestMeta<'a> {
     pub priority: u32,
 }
 
-/// Appends one request frame to `buf`.
+/// Appends one request frame to `buf`, or fails with [`Error::InvalidInput`](crate::Error)
+/// and appends nothing when it would be longer than [`MAX_REQUEST_LEN`] (its length would not
+/// fit the frame's length field, and the server would read the rest as other frames).
 pub fn encode_request(
     buf: &mut BytesMut,
     call_id: u32,
     meta: RequestMeta<'_>,
     param: &impl Message,
     cellblock: Option<&[u8]>,
-) {
+) -> crate::Result<()> {
     let header = HeaderFields {
         call_id,
         meta,
@@ -152,6 +158,12 @@ pub fn encode_request(
         + prost::length_delimiter_len(param_len)
         + param_len
         + cb_len;
+    if total > MAX_REQUEST_LEN {
+        return Err(crate::Error::InvalidInput(format!(
+            "a {} request of {total} bytes is more than a request frame can carry ({MAX_REQUEST_LEN} bytes)",
+            meta.method
+        )));
+    }
     buf.reserve(4 + total);
     buf.put_u32(total as u32);
     prost::encoding::encode_varint(header_len as u64, buf);
@@ -162,6 +174,7 @@ pub fn encode_request(
     if let Some(cb) = cellblock {
         buf.put_slice(cb);
     }
+    Ok(())
 }
 
 /// A `RequestHeader` encoded field by field, exactly as prost encodes the message (fields in
@@ -400,6 +413,24 @@ mod tests {
     }
 
     #[test]
+    fn a_request_longer_than_a_frame_can_say_is_refused_and_nothing_is_written() {
+        let param = hbase_proto::CellBlockMeta { length: Some(1) };
+        let meta = RequestMeta {
+            method: "Multi",
+            timeout_ms: 0,
+            priority: 0,
+        };
+        // Zeroed pages that are never touched: the check comes before any copy.
+        let huge = vec![0u8; MAX_REQUEST_LEN];
+        let mut buf = BytesMut::from(&b"earlier frames"[..]);
+        match encode_request(&mut buf, 7, meta, &param, Some(&huge)) {
+            Err(crate::Error::InvalidInput(m)) => assert!(m.contains("Multi request of"), "{m}"),
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+        assert_eq!(&buf[..], b"earlier frames");
+    }
+
+    #[test]
     fn request_frame_with_cellblock_bytes() {
         let mut buf = BytesMut::new();
         let param = hbase_proto::CellBlockMeta { length: Some(1) }; // any small message
@@ -408,7 +439,7 @@ mod tests {
             timeout_ms: 0,
             priority: 0,
         };
-        encode_request(&mut buf, 7, meta, &param, Some(b"CB"));
+        encode_request(&mut buf, 7, meta, &param, Some(b"CB")).unwrap();
         let expected: Vec<u8> = [
             &[0, 0, 0, 19][..], // total length after these 4 bytes
             &[13],              // header length
@@ -441,7 +472,7 @@ mod tests {
                 priority,
             };
             let mut ours = BytesMut::new();
-            encode_request(&mut ours, call_id, meta, &param, cellblock);
+            encode_request(&mut ours, call_id, meta, &param, cellblock).unwrap();
             let header = hbase_proto::RequestHeader {
                 call_id: Some(call_id),
                 method_name: Some(method.to_string()),
