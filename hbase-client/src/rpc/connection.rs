@@ -1110,11 +1110,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_that_waited_for_the_cap_counts_silence_from_when_it_got_a_place() {
         let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 0));
-        let conn = RpcConnection {
-            shared: shared.clone(),
-            reader: tokio::spawn(async {}),
-            writer: tokio::spawn(async {}),
-        };
+        let conn = test_connection(&shared);
         let asked = std::time::Instant::now();
         let call = tokio::spawn(async move {
             let meta = RequestMeta {
@@ -1140,14 +1136,19 @@ mod tests {
         call.abort();
     }
 
-    #[tokio::test]
-    async fn a_request_too_long_for_a_frame_fails_unsent_and_leaves_nothing_behind() {
-        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 1));
-        let conn = RpcConnection {
+    /// A connection on `shared` with no transport: what is sent stays in its outbox.
+    fn test_connection(shared: &Arc<Shared>) -> RpcConnection {
+        RpcConnection {
             shared: shared.clone(),
             reader: tokio::spawn(async {}),
             writer: tokio::spawn(async {}),
-        };
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_too_long_for_a_frame_fails_unsent_and_leaves_nothing_behind() {
+        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 1));
+        let conn = test_connection(&shared);
         let meta = RequestMeta {
             method: "Multi",
             timeout_ms: 0,
