@@ -48,7 +48,7 @@ pub(super) struct Entry<O> {
     pub(super) mutation: Mutation,
     /// Its budgeted size (`BufferedMutator::budgeted_size`), computed once in `mutate`: the
     /// budget's count, and the multi layer's for cutting requests. (`mutate` refuses a
-    /// mutation whose size does not fit: no request could carry it.)
+    /// mutation larger than a request frame can carry, 2 GiB, so it fits.)
     pub(super) bytes: u32,
     /// Where the dispatcher located it: the request sends it there unless a cached location
     /// was dropped since it was located.

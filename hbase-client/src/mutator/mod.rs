@@ -60,6 +60,7 @@ use crate::runtime::Runtime;
 pub(crate) use crate::write_budget::WriteBudget;
 use crate::write_budget::{Admission, Flushable};
 use dispatch::Owner;
+use open_cuts::OpenCuts;
 
 /// The client's dispatchers of mutations, one per table and operation timeout (see
 /// [`dispatch`]).
@@ -69,7 +70,6 @@ pub(crate) struct Dispatchers(dispatch::Dispatchers<Writer>);
 type Dispatch = dispatch::Dispatch<Writer>;
 type Entry = dispatch::Entry<Writer>;
 type Sent = dispatch::Sent<Writer>;
-use open_cuts::OpenCuts;
 
 /// Called with each mutation that failed for good.
 pub type FailureListener = Arc<dyn Fn(&FailedMutation) + Send + Sync>;
@@ -206,15 +206,18 @@ const BOOKKEEPING: usize = std::mem::size_of::<Entry>() - std::mem::size_of::<Mu
 // moves it inline, past that each move is a `memmove` call (see `Entry::generation`).
 const _: () = assert!(std::mem::size_of::<Entry>() <= 128);
 
-/// A mutation's budgeted size as its entry holds it (32 bits), or the error that refuses it.
-/// A mutation that large could not be sent anyway: a request's length is 32 bits on the wire
-/// (and HBase reads it as a signed number).
+/// A mutation's budgeted size as its entry holds it (32 bits), or the error that refuses it:
+/// a mutation that holds more than the largest request frame
+/// ([`MAX_REQUEST_LEN`](crate::rpc::frame::MAX_REQUEST_LEN), 2 GiB) is refused when it is
+/// buffered rather than when its request is formed.
 fn entry_bytes(bytes: usize) -> Result<u32> {
-    u32::try_from(bytes).map_err(|_| {
-        Error::InvalidInput(format!(
-            "a mutation of {bytes} bytes (its budgeted size) is more than a request can carry"
-        ))
-    })
+    match u32::try_from(bytes) {
+        Ok(b) if bytes <= crate::rpc::frame::MAX_REQUEST_LEN => Ok(b),
+        _ => Err(Error::InvalidInput(format!(
+            "a mutation of {bytes} bytes (its budgeted size) is more than a request frame can carry ({} bytes)",
+            crate::rpc::frame::MAX_REQUEST_LEN
+        ))),
+    }
 }
 
 /// One mutation in a mutator's buffer (not cut yet).
@@ -528,6 +531,9 @@ impl BufferedMutator {
     ///
     /// Dropping the future while it waits (a timeout around it, say) leaves the write out:
     /// not buffered, its room in the budget given back.
+    ///
+    /// A mutation that fails validation, or whose [budgeted size](Self::budgeted_size) is more
+    /// than a request frame can carry (2 GiB), is refused with [`Error::InvalidInput`].
     pub async fn mutate(&self, mutation: impl Into<Mutation>) -> Result<()> {
         let mutation = mutation.into();
         let core = &self.handle.writer;
@@ -716,14 +722,16 @@ mod tests {
 
     #[test]
     fn a_mutation_whose_size_does_not_fit_32_bits_is_refused() {
+        let max = crate::rpc::frame::MAX_REQUEST_LEN;
         assert_eq!(entry_bytes(0).unwrap(), 0);
-        assert_eq!(entry_bytes(u32::MAX as usize).unwrap(), u32::MAX);
-        let too_large = u32::MAX as usize + 1;
-        match entry_bytes(too_large) {
-            Err(Error::InvalidInput(m)) => {
-                assert!(m.contains(&too_large.to_string()), "{m}")
+        assert_eq!(entry_bytes(max).unwrap() as usize, max);
+        for too_large in [max + 1, u32::MAX as usize, usize::MAX] {
+            match entry_bytes(too_large) {
+                Err(Error::InvalidInput(m)) => {
+                    assert!(m.contains(&too_large.to_string()), "{m}")
+                }
+                other => panic!("expected InvalidInput, got {other:?}"),
             }
-            other => panic!("expected InvalidInput, got {other:?}"),
         }
     }
 }

@@ -136,8 +136,10 @@ pub struct RequestMeta<'a> {
 }
 
 /// Appends one request frame to `buf`, or fails with [`Error::InvalidInput`](crate::Error)
-/// and appends nothing when it would be longer than [`MAX_REQUEST_LEN`] (its length would not
-/// fit the frame's length field, and the server would read the rest as other frames).
+/// and appends nothing when it would be longer than [`MAX_REQUEST_LEN`]: HBase would read its
+/// length as negative, or (past 4 GiB) the length written would be truncated and the server
+/// would read the rest as other frames. (A server's own limit, `hbase.ipc.max.request.size`,
+/// is usually far lower; it refuses what exceeds it.)
 pub fn encode_request(
     buf: &mut BytesMut,
     call_id: u32,
