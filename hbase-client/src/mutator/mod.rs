@@ -211,13 +211,14 @@ const _: () = assert!(std::mem::size_of::<Entry>() <= 128);
 /// ([`MAX_REQUEST_LEN`](crate::rpc::frame::MAX_REQUEST_LEN), 2 GiB) is refused when it is
 /// buffered rather than when its request is formed.
 fn entry_bytes(bytes: usize) -> Result<u32> {
-    match u32::try_from(bytes) {
-        Ok(b) if bytes <= crate::rpc::frame::MAX_REQUEST_LEN => Ok(b),
-        _ => Err(Error::InvalidInput(format!(
-            "a mutation of {bytes} bytes (its budgeted size) is more than a request frame can carry ({} bytes)",
-            crate::rpc::frame::MAX_REQUEST_LEN
-        ))),
+    let max = crate::rpc::frame::MAX_REQUEST_LEN;
+    if bytes > max {
+        return Err(Error::InvalidInput(format!(
+            "a mutation of {bytes} bytes (its budgeted size) is more than a request frame can carry ({max} bytes)"
+        )));
     }
+    // Below 2^31.
+    Ok(bytes as u32)
 }
 
 /// One mutation in a mutator's buffer (not cut yet).
@@ -721,7 +722,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_mutation_whose_size_does_not_fit_32_bits_is_refused() {
+    fn a_mutation_larger_than_a_request_frame_is_refused() {
         let max = crate::rpc::frame::MAX_REQUEST_LEN;
         assert_eq!(entry_bytes(0).unwrap(), 0);
         assert_eq!(entry_bytes(max).unwrap() as usize, max);

@@ -408,6 +408,16 @@ struct CallGuard<'a> {
     settled: bool,
 }
 
+impl CallGuard<'_> {
+    /// Drops the call before any of it reached the outbox (its request could not be made):
+    /// it fails as not sent, its place under the cap given back.
+    fn unsent(mut self, error: Error) -> CallError {
+        self.settled = true;
+        self.shared.lock_pending().calls.remove(&self.call_id);
+        CallError::not_sent(error)
+    }
+}
+
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         if !self.settled {
@@ -569,11 +579,7 @@ impl RpcConnection {
                     compressed = c;
                     Some(&compressed[..])
                 }
-                Err(e) => {
-                    guard.settled = true;
-                    shared.lock_pending().calls.remove(&call_id);
-                    return Err(CallError::not_sent(e));
-                }
+                Err(e) => return Err(guard.unsent(e)),
             },
             (_, cellblock) => cellblock,
         };
@@ -582,9 +588,7 @@ impl RpcConnection {
             let start = out.buf.len();
             if let Err(e) = frame::encode_request(&mut out.buf, call_id, meta, param, cellblock) {
                 drop(out);
-                guard.settled = true;
-                shared.lock_pending().calls.remove(&call_id);
-                return Err(CallError::not_sent(e));
+                return Err(guard.unsent(e));
             }
             let end = out.buf.len();
             out.frames.push(Frame {
