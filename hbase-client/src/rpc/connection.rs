@@ -1,7 +1,8 @@
 //! One TCP connection to one server, carrying many concurrent calls.
 //!
-//! Callers encode their request straight into a shared outbox and wait on a oneshot keyed by
-//! call id. A writer task flushes whatever has accumulated in one write (so concurrent small
+//! Callers encode their request straight into a shared outbox and wait for their answer by
+//! call id: the call map holds each waiting caller's waker, and the reader leaves the answer in
+//! the map of replies for the caller to take (no channel allocated per call). A writer task flushes whatever has accumulated in one write (so concurrent small
 //! calls coalesce), and a reader task splits the input into frames and completes calls in
 //! whatever order the server answers.
 //!
@@ -29,11 +30,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{oneshot, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -85,8 +87,9 @@ enum Reply {
 
 /// One call waiting for its answer.
 struct Entry {
-    /// `None` once the caller gave up (the call is orphaned).
-    reply: Option<oneshot::Sender<Reply>>,
+    /// The caller's waker while it waits to be told; `None` once it was told (its reply is in
+    /// [`Pending::replies`]) or gave up (the call is orphaned).
+    waker: Option<Waker>,
     /// Its place under the server's in-flight cap, held until the server answers.
     permit: OwnedSemaphorePermit,
     /// For an orphaned call: when to stop waiting for the server's answer.
@@ -122,9 +125,14 @@ impl std::hash::Hasher for CallIdHasher {
 }
 
 type CallMap = HashMap<u32, Entry, std::hash::BuildHasherDefault<CallIdHasher>>;
+type ReplyMap = HashMap<u32, Reply, std::hash::BuildHasherDefault<CallIdHasher>>;
 
 struct Pending {
     calls: CallMap,
+    /// What callers were told and have not taken yet (taken by [`ReplyWait`], or dropped when
+    /// the caller gives up). A call's reply is here only after its entry left `calls` or
+    /// stopped waiting, so `calls` alone says what is outstanding.
+    replies: ReplyMap,
     /// Set once the connection is unusable; later calls fail at once with this error.
     closed: Option<Error>,
     /// When `calls` last became non-empty (silence before that is idleness, not a fault).
@@ -250,15 +258,24 @@ impl Shared {
     /// calls already written stay taken for a read timeout more: the server may still be
     /// running them, and a replacement connection must not add to them.
     fn close(&self, error: Error) {
+        let mut wake = Vec::new();
         let calls = {
             let mut p = self.lock_pending();
             if p.closed.is_none() {
                 tracing::debug!(addr = %self.addr, %error, "connection closed");
                 p.closed = Some(error.duplicate());
             }
-            std::mem::take(&mut p.calls)
+            let Pending { calls, replies, .. } = &mut *p;
+            for (&call_id, entry) in calls.iter_mut() {
+                if let Some(waker) = entry.waker.take() {
+                    replies.insert(call_id, Reply::Closed(error.duplicate()));
+                    wake.push(waker);
+                }
+            }
+            std::mem::take(calls)
         };
         self.closed.store(true, Ordering::Release);
+        wake.into_iter().for_each(Waker::wake);
         let unsent: Vec<u32> = self
             .lock_outbox()
             .frames
@@ -267,9 +284,6 @@ impl Shared {
             .collect();
         let mut lingering = Vec::new();
         for (call_id, entry) in calls {
-            if let Some(reply) = entry.reply {
-                let _ = reply.send(Reply::Closed(error.duplicate()));
-            }
             if !unsent.contains(&call_id) {
                 lingering.push(entry.permit);
             }
@@ -294,13 +308,15 @@ impl Shared {
     fn abandon(&self, call_id: u32) -> Delivery {
         let unsent = self.lock_outbox().remove(call_id);
         let mut p = self.lock_pending();
+        // A reply it was told and did not take (it gave up as the answer came): nobody will.
+        p.replies.remove(&call_id);
         if unsent {
             ServerCounters::add(&self.counters.abandoned_unsent, 1);
             p.calls.remove(&call_id);
             return Delivery::NotSent;
         }
         if let Some(entry) = p.calls.get_mut(&call_id) {
-            entry.reply = None;
+            entry.waker = None;
             entry.orphaned_until = Some(Instant::now() + self.read_timeout);
         }
         Delivery::Unknown
@@ -324,12 +340,14 @@ impl Shared {
                 return Watch::Idle;
             }
             let mut next = now + tick;
-            for e in p.calls.values_mut() {
-                if e.reply.is_none() {
+            let Pending { calls, replies, .. } = &mut *p;
+            for (&call_id, e) in calls.iter_mut() {
+                if e.waker.is_none() {
                     continue;
                 }
                 if e.deadline <= now {
-                    due.extend(e.reply.take());
+                    due.extend(e.waker.take());
+                    replies.insert(call_id, Reply::TimedOut);
                 } else if !e.own_timer {
                     next = next.min(e.deadline);
                 }
@@ -344,9 +362,7 @@ impl Shared {
             }
         };
         // Outside the lock: each caller settles its call (`abandon`), which takes it.
-        for reply in due {
-            let _ = reply.send(Reply::TimedOut);
-        }
+        due.into_iter().for_each(Waker::wake);
         watch
     }
 
@@ -356,7 +372,7 @@ impl Shared {
         let mut p = self.lock_pending();
         let mut next = Instant::now() + tick;
         for e in p.calls.values() {
-            if e.reply.is_some() && !e.own_timer {
+            if e.waker.is_some() && !e.own_timer {
                 next = next.min(e.deadline);
             }
         }
@@ -413,7 +429,10 @@ impl CallGuard<'_> {
     /// it fails as not sent, its place under the cap given back.
     fn unsent(mut self, error: Error) -> CallError {
         self.settled = true;
-        self.shared.lock_pending().calls.remove(&self.call_id);
+        let mut p = self.shared.lock_pending();
+        p.calls.remove(&self.call_id);
+        // Told already if the connection closed meanwhile.
+        p.replies.remove(&self.call_id);
         CallError::not_sent(error)
     }
 }
@@ -422,6 +441,48 @@ impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         if !self.settled {
             self.shared.abandon(self.call_id);
+        }
+    }
+}
+
+/// A caller's wait for the reply to its call: woken through the waker its entry holds, it
+/// takes the reply from [`Pending::replies`].
+struct ReplyWait<'a> {
+    shared: &'a Shared,
+    call_id: u32,
+    /// Set until the first poll, which comes in the same poll of the caller's task that
+    /// registered the entry's waker: there is nothing to look at yet, and a reply that comes
+    /// meanwhile wakes that waker, so the next poll finds it.
+    registered: bool,
+}
+
+impl std::future::Future for ReplyWait<'_> {
+    type Output = Reply;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        if std::mem::take(&mut self.registered) {
+            return Poll::Pending;
+        }
+        let mut p = self.shared.lock_pending();
+        if let Some(reply) = p.replies.remove(&self.call_id) {
+            return Poll::Ready(reply);
+        }
+        match p
+            .calls
+            .get_mut(&self.call_id)
+            .and_then(|e| e.waker.as_mut())
+        {
+            Some(waker) => {
+                if !waker.will_wake(cx.waker()) {
+                    *waker = cx.waker().clone();
+                }
+                Poll::Pending
+            }
+            // Every path that takes a waiting caller's entry or waker leaves it a reply.
+            None => Poll::Ready(Reply::Closed(Error::ConnectionClosed {
+                addr: self.shared.addr.clone(),
+                reason: "the call ended without a reply".into(),
+            })),
         }
     }
 }
@@ -467,6 +528,7 @@ impl RpcConnection {
             tick,
             pending: Mutex::new(Pending {
                 calls: CallMap::default(),
+                replies: ReplyMap::default(),
                 closed: None,
                 busy_since: Instant::now(),
                 watchdog_parked: false,
@@ -540,7 +602,9 @@ impl RpcConnection {
             }
         };
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7fff_ffff;
-        let (tx, rx) = oneshot::channel();
+        // The waker of the task polling this call now, which also polls the wait below: no
+        // await in between yields, so the reader can wake it from the moment it is registered.
+        let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
         let (wake_watchdog, own_timer) = {
             let mut p = shared.lock_pending();
             if let Some(e) = &p.closed {
@@ -555,7 +619,7 @@ impl RpcConnection {
             p.calls.insert(
                 call_id,
                 Entry {
-                    reply: Some(tx),
+                    waker: Some(waker),
                     permit,
                     orphaned_until: None,
                     deadline,
@@ -605,32 +669,30 @@ impl RpcConnection {
         if meta.method == "Multi" {
             ServerCounters::add(&c.multi_calls, 1);
         }
+        let wait = ReplyWait {
+            shared,
+            call_id,
+            registered: true,
+        };
         let reply = if own_timer {
-            tokio::time::timeout_at(deadline, rx)
+            tokio::time::timeout_at(deadline, wait)
                 .await
-                .unwrap_or(Ok(Reply::TimedOut))
+                .unwrap_or(Reply::TimedOut)
         } else {
-            rx.await
+            wait.await
         };
         guard.settled = true;
         let result = match reply {
-            Ok(Reply::Body(body)) => Ok(body),
-            Ok(Reply::Exception(error)) => Err(CallError {
+            Reply::Body(body) => Ok(body),
+            Reply::Exception(error) => Err(CallError {
                 error,
                 delivery: Delivery::Answered,
             }),
-            Ok(Reply::Closed(error)) => Err(CallError {
+            Reply::Closed(error) => Err(CallError {
                 delivery: shared.abandon(call_id),
                 error,
             }),
-            Err(_) => Err(CallError {
-                delivery: shared.abandon(call_id),
-                error: Error::ConnectionClosed {
-                    addr: shared.addr.clone(),
-                    reason: "connection task ended".into(),
-                },
-            }),
-            Ok(Reply::TimedOut) => Err(CallError {
+            Reply::TimedOut => Err(CallError {
                 delivery: shared.abandon(call_id),
                 error: timed_out(""),
             }),
@@ -976,35 +1038,45 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
             Ok(_) => Error::Protocol("response without call id".into()),
         });
     }
-    // No entry: the caller gave up and its answer is overdue, or it never existed.
-    let entry = shared.lock_pending().calls.remove(&response.call_id);
-    let mut body = match response.body {
-        Ok(body) => body,
-        Err(exception) => {
-            if let Some(reply) = entry.and_then(|e| e.reply) {
-                let _ = reply.send(Reply::Exception(Error::Remote {
-                    server: shared.addr.clone(),
-                    exception,
-                }));
+    let mut failed = None;
+    let reply = match response.body {
+        Err(exception) => Reply::Exception(Error::Remote {
+            server: shared.addr.clone(),
+            exception,
+        }),
+        Ok(mut body) => {
+            if shared.compression == CellBlockCompression::Snappy && !body.cellblock.is_empty() {
+                match compression::decompress_snappy(&body.cellblock) {
+                    Ok(raw) => body.cellblock = raw,
+                    // The caller is told, and the connection closes.
+                    Err(e) => failed = Some(e),
+                }
             }
-            return Ok(());
+            match &failed {
+                None => Reply::Body(body),
+                Some(e) => Reply::Closed(e.duplicate()),
+            }
         }
     };
-    if shared.compression == CellBlockCompression::Snappy && !body.cellblock.is_empty() {
-        match compression::decompress_snappy(&body.cellblock) {
-            Ok(raw) => body.cellblock = raw,
-            Err(e) => {
-                if let Some(reply) = entry.and_then(|e| e.reply) {
-                    let _ = reply.send(Reply::Closed(e.duplicate()));
-                }
-                return Err(e);
-            }
+    // No entry: the caller gave up and its answer is overdue, or it never existed. The entry
+    // (its place under the cap) is dropped after the lock, as is the wakeup.
+    let (entry, waker) = {
+        let mut p = shared.lock_pending();
+        let mut entry = p.calls.remove(&response.call_id);
+        let waker = entry.as_mut().and_then(|e| e.waker.take());
+        if waker.is_some() {
+            p.replies.insert(response.call_id, reply);
         }
+        (entry, waker)
+    };
+    drop(entry);
+    if let Some(waker) = waker {
+        waker.wake();
     }
-    if let Some(reply) = entry.and_then(|e| e.reply) {
-        let _ = reply.send(Reply::Body(body));
+    match failed {
+        None => Ok(()),
+        Some(e) => Err(e),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -1024,6 +1096,7 @@ mod tests {
             tick: check_interval(read_timeout),
             pending: Mutex::new(Pending {
                 calls: CallMap::default(),
+                replies: ReplyMap::default(),
                 closed: None,
                 busy_since: Instant::now(),
                 watchdog_parked: false,
@@ -1042,20 +1115,42 @@ mod tests {
         }
     }
 
-    fn add_call(shared: &Shared, id: u32, deadline: Instant) -> oneshot::Receiver<Reply> {
-        let (tx, rx) = oneshot::channel();
+    /// A caller's waker that counts its wakeups.
+    #[derive(Default)]
+    struct Woken(AtomicUsize);
+
+    impl std::task::Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Woken {
+        fn times(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    /// Registers call `id` as `call` does, its caller's waker counting wakeups.
+    fn add_call(shared: &Shared, id: u32, deadline: Instant) -> Arc<Woken> {
+        let woken = Arc::new(Woken::default());
         let permit = shared.in_flight.clone().try_acquire_owned().unwrap();
         shared.lock_pending().calls.insert(
             id,
             Entry {
-                reply: Some(tx),
+                waker: Some(Waker::from(woken.clone())),
                 permit,
                 orphaned_until: None,
                 deadline,
                 own_timer: false,
             },
         );
-        rx
+        woken
+    }
+
+    /// What the caller of `id` was told, taken as its wait takes it.
+    fn told(shared: &Shared, id: u32) -> Option<Reply> {
+        shared.lock_pending().replies.remove(&id)
     }
 
     #[test]
@@ -1064,15 +1159,16 @@ mod tests {
         let tick = shared.tick;
         assert_eq!(tick, Duration::from_secs(1));
         let now = Instant::now();
-        let mut due = add_call(&shared, 1, now - Duration::from_millis(1));
-        let mut soon = add_call(&shared, 2, now + Duration::from_millis(300));
-        let mut later = add_call(&shared, 3, now + Duration::from_secs(5));
+        let due = add_call(&shared, 1, now - Duration::from_millis(1));
+        let soon = add_call(&shared, 2, now + Duration::from_millis(300));
+        let later = add_call(&shared, 3, now + Duration::from_secs(5));
         match shared.watchdog(now, now, tick) {
             Watch::Busy(next) => assert_eq!(next, now + Duration::from_millis(300)),
             _ => panic!("calls are outstanding and answers not overdue"),
         }
-        assert!(matches!(due.try_recv(), Ok(Reply::TimedOut)));
-        assert!(soon.try_recv().is_err() && later.try_recv().is_err());
+        assert!(matches!(told(&shared, 1), Some(Reply::TimedOut)));
+        assert_eq!((due.times(), soon.times(), later.times()), (1, 0, 0));
+        assert!(told(&shared, 2).is_none() && told(&shared, 3).is_none());
         // The timed-out call stays until its caller settles it (it may still be unsent).
         assert_eq!(shared.lock_pending().calls.len(), 3);
         assert_eq!(shared.abandon(1), Delivery::Unknown);
@@ -1082,15 +1178,95 @@ mod tests {
             Watch::Busy(next) => assert_eq!(next, then + tick),
             _ => panic!("calls are outstanding"),
         }
-        assert!(matches!(soon.try_recv(), Ok(Reply::TimedOut)));
-        assert!(later.try_recv().is_err());
+        assert!(matches!(told(&shared, 2), Some(Reply::TimedOut)));
+        assert_eq!((soon.times(), later.times()), (1, 0));
+        assert!(told(&shared, 3).is_none());
         assert_eq!(shared.lock_pending().watch_at, Some(then + tick));
+    }
+
+    fn answer(call_id: u32, message: &'static [u8]) -> frame::Response {
+        frame::Response {
+            call_id,
+            body: Ok(ResponseBody {
+                message: bytes::Bytes::from_static(message),
+                cellblock: bytes::Bytes::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn an_answer_wakes_its_caller_once_frees_its_place_and_is_taken_once() {
+        let shared = test_shared_with_cap(Duration::from_secs(60), 1);
+        let caller = add_call(&shared, 5, Instant::now() + Duration::from_secs(60));
+        assert_eq!(shared.in_flight.available_permits(), 0);
+        dispatch(&shared, answer(5, b"ok")).unwrap();
+        assert_eq!(caller.times(), 1);
+        assert!(shared.lock_pending().calls.is_empty());
+        assert_eq!(shared.in_flight.available_permits(), 1);
+        match told(&shared, 5) {
+            Some(Reply::Body(body)) => assert_eq!(&body.message[..], b"ok"),
+            _ => panic!("the caller was not given its answer"),
+        }
+        assert!(told(&shared, 5).is_none());
+        // A second answer to the same id (or one nobody waits for) is dropped.
+        dispatch(&shared, answer(5, b"again")).unwrap();
+        assert!(told(&shared, 5).is_none());
+        assert_eq!(caller.times(), 1);
+    }
+
+    #[test]
+    fn a_caller_that_gives_up_as_its_answer_comes_leaves_no_reply_behind() {
+        let shared = test_shared(Duration::from_secs(60));
+        add_call(&shared, 6, Instant::now() + Duration::from_secs(60));
+        dispatch(&shared, answer(6, b"late")).unwrap();
+        // Its own timer fired first: it settles the call, and the reply goes with it.
+        assert_eq!(shared.abandon(6), Delivery::Unknown);
+        let p = shared.lock_pending();
+        assert!(p.replies.is_empty() && p.calls.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_call_gets_the_answer_the_reader_leaves_for_it() {
+        let shared = Arc::new(test_shared(Duration::from_secs(60)));
+        let call = spawn_get(test_connection(&shared));
+        // The call is registered and its frame is in the outbox; the reader answers it.
+        while shared.lock_outbox().frames.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let call_id = shared.lock_outbox().frames[0].call_id;
+        shared.lock_outbox().frames.clear();
+        dispatch(&shared, answer(call_id, b"row")).unwrap();
+        assert_eq!(&call.await.unwrap().unwrap().message[..], b"row");
+        let p = shared.lock_pending();
+        assert!(p.replies.is_empty() && p.calls.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_closing_connection_tells_a_waiting_call_that_was_never_sent() {
+        let shared = Arc::new(test_shared(Duration::from_secs(60)));
+        let call = spawn_get(test_connection(&shared));
+        while shared.lock_outbox().frames.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        shared.close(Error::ConnectionClosed {
+            addr: "test:1".into(),
+            reason: "closed by the test".into(),
+        });
+        match call.await.unwrap() {
+            Err(CallError {
+                error: Error::ConnectionClosed { reason, .. },
+                delivery: Delivery::NotSent,
+            }) => assert_eq!(reason, "closed by the test"),
+            other => panic!("expected closed, not sent: {other:?}"),
+        }
+        assert!(shared.lock_pending().replies.is_empty());
+        assert_eq!(shared.in_flight.available_permits(), 8);
     }
 
     #[test]
     fn a_reader_dropped_with_its_runtime_fails_the_callers() {
         let shared = Arc::new(test_shared(Duration::from_secs(60)));
-        let mut waiting = add_call(&shared, 1, Instant::now() + Duration::from_secs(60));
+        let waiting = add_call(&shared, 1, Instant::now() + Duration::from_secs(60));
         // The server never answers (the other end stays open), and the reader's runtime goes.
         let (ours, _server) = tokio::io::duplex(64);
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -1103,8 +1279,9 @@ mod tests {
         });
         drop(rt);
         assert!(shared.closed.load(Ordering::Acquire));
-        match waiting.try_recv() {
-            Ok(Reply::Closed(Error::ConnectionClosed { reason, .. })) => {
+        assert_eq!(waiting.times(), 1);
+        match told(&shared, 1) {
+            Some(Reply::Closed(Error::ConnectionClosed { reason, .. })) => {
                 assert!(reason.contains("reader ended"), "{reason}")
             }
             _ => panic!("the caller was not told: it would wait forever"),
@@ -1114,19 +1291,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_that_waited_for_the_cap_counts_silence_from_when_it_got_a_place() {
         let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 0));
-        let conn = test_connection(&shared);
-        let asked = std::time::Instant::now();
-        let call = tokio::spawn(async move {
-            let meta = RequestMeta {
-                method: "Get",
-                timeout_ms: 0,
-                priority: 0,
-            };
-            let param = hbase_proto::GetRequest::default();
-            let _ = conn
-                .call(meta, &param, None, asked, Duration::from_secs(30))
-                .await;
-        });
+        let call = spawn_get(test_connection(&shared));
         // The call waits for a place under the cap; one frees up later.
         tokio::time::sleep(Duration::from_millis(50)).await;
         let freed = Instant::now();
@@ -1138,6 +1303,23 @@ mod tests {
         // the read timeout (which would close the connection early).
         assert!(shared.lock_pending().busy_since >= freed);
         call.abort();
+    }
+
+    /// An empty Get on `conn`, with 30 s to go, in a task of its own.
+    fn spawn_get(
+        conn: RpcConnection,
+    ) -> tokio::task::JoinHandle<std::result::Result<ResponseBody, CallError>> {
+        tokio::spawn(async move {
+            let meta = RequestMeta {
+                method: "Get",
+                timeout_ms: 0,
+                priority: 0,
+            };
+            let param = hbase_proto::GetRequest::default();
+            let now = std::time::Instant::now();
+            conn.call(meta, &param, None, now, Duration::from_secs(30))
+                .await
+        })
     }
 
     /// A connection on `shared` with no transport: what is sent stays in its outbox.
@@ -1210,7 +1392,7 @@ mod tests {
             Watch::Idle
         ));
         assert_eq!(shared.lock_pending().watch_at, None);
-        let _rx = add_call(&shared, 7, Instant::now() + Duration::from_millis(100));
+        add_call(&shared, 7, Instant::now() + Duration::from_millis(100));
         let next = shared.unpark_watchdog(shared.tick);
         assert!(next <= Instant::now() + Duration::from_millis(100));
         assert_eq!(shared.lock_pending().watch_at, Some(next));
