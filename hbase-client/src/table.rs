@@ -27,7 +27,8 @@ use tracing::Instrument;
 use crate::error::{Error, Result};
 use crate::ops::{
     region_specifier, result_from_proto, Action, ActionResult, Append, CheckAndMutate, Delete,
-    EncodedFields, Get, Increment, Put, RegionRequest, RowMutations, RowResult, Scan, Then,
+    EncodedFields, Get, GetMessage, Increment, Put, RegionRequest, RowMutations, RowResult, Scan,
+    Then,
 };
 use crate::region::{Location, TableName};
 use crate::rpc::cellblock::{check_row, CellBlockReader};
@@ -151,7 +152,7 @@ impl Table {
     pub async fn get(&self, get: Get) -> Result<Option<RowResult>> {
         check_row(&get.row)?;
         // GetRequest { region = 1, get = 2 }: the get is encoded once for every attempt.
-        let rest = EncodedFields::message(2, &get.to_proto());
+        let rest = EncodedFields::message(2, &GetMessage::new(&get));
         let op = self.operation(Idempotency::Read);
         let request = |loc: &Location| RegionRequest {
             region: loc.region.name.clone(),
@@ -172,7 +173,7 @@ impl Table {
     pub async fn exists(&self, get: Get) -> Result<bool> {
         check_row(&get.row)?;
         let get = get.existence_only();
-        let rest = EncodedFields::message(2, &get.to_proto());
+        let rest = EncodedFields::message(2, &GetMessage::new(&get));
         let op = self.operation(Idempotency::Read);
         let request = |loc: &Location| RegionRequest {
             region: loc.region.name.clone(),

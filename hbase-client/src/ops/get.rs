@@ -1,6 +1,7 @@
 //! `Get`: read one row.
 
-use bytes::Bytes;
+use bytes::{Buf, BufMut, Bytes};
+use prost::encoding;
 
 /// Reads one row, optionally narrowed to families or columns.
 #[derive(Debug, Clone)]
@@ -92,4 +93,94 @@ impl Get {
             ..Default::default()
         }
     }
+}
+
+/// A get as the `Get` message, encoded from the get itself: prost's encoding of
+/// [`Get::to_proto`] needs an `hbase_proto::Get`, whose row and families are reference-counted
+/// clones and whose columns are a vector allocated per get. The bytes are prost's (tested).
+pub(crate) struct GetMessage<'a> {
+    get: &'a Get,
+    /// The filter's message, built once for its length and its bytes (only a get with a
+    /// filter pays for it).
+    filter: Option<hbase_proto::Filter>,
+}
+
+impl<'a> GetMessage<'a> {
+    pub(crate) fn new(get: &'a Get) -> GetMessage<'a> {
+        GetMessage {
+            get,
+            filter: get.filter.as_ref().map(super::Filter::to_proto),
+        }
+    }
+
+    fn time_range(&self) -> Option<hbase_proto::TimeRange> {
+        self.get
+            .time_range
+            .map(|(from, to)| hbase_proto::TimeRange {
+                from: Some(from),
+                to: Some(to),
+            })
+    }
+}
+
+impl prost::Message for GetMessage<'_> {
+    // Fields in tag order, as prost writes them: row (1), column (2), filter (4), time_range
+    // (5), max_versions (6), existence_only (10, only when true), consistency (12, only when
+    // not STRONG).
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        let g = self.get;
+        encoding::bytes::encode(1, &g.row, buf);
+        g.columns.encode(2, buf);
+        if let Some(filter) = &self.filter {
+            encoding::message::encode(4, filter, buf);
+        }
+        if let Some(range) = &self.time_range() {
+            encoding::message::encode(5, range, buf);
+        }
+        if let Some(n) = &g.max_versions {
+            encoding::uint32::encode(6, n, buf);
+        }
+        if g.existence_only {
+            encoding::bool::encode(10, &true, buf);
+        }
+        if let Some(c) = &g.consistency.to_proto() {
+            encoding::int32::encode(12, c, buf);
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        let g = self.get;
+        encoding::bytes::encoded_len(1, &g.row)
+            + g.columns.encoded_len(2)
+            + self
+                .filter
+                .as_ref()
+                .map_or(0, |f| encoding::message::encoded_len(4, f))
+            + self
+                .time_range()
+                .map_or(0, |r| encoding::message::encoded_len(5, &r))
+            + g.max_versions
+                .map_or(0, |n| encoding::uint32::encoded_len(6, &n))
+            + if g.existence_only {
+                encoding::bool::encoded_len(10, &true)
+            } else {
+                0
+            }
+            + g.consistency
+                .to_proto()
+                .map_or(0, |c| encoding::int32::encoded_len(12, &c))
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: encoding::WireType,
+        buf: &mut impl Buf,
+        ctx: encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        // Encode only: nothing is ever decoded into it.
+        encoding::skip_field(wire_type, tag, buf, ctx)
+    }
+
+    fn clear(&mut self) {}
 }

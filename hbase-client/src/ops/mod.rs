@@ -18,6 +18,7 @@ pub(crate) use check_and_mutate::Then;
 pub use delete::Delete;
 pub use filter::{Comparator, CompareOp, Filter};
 pub use get::Get;
+pub(crate) use get::GetMessage;
 pub use increment::{Append, Increment};
 pub use put::{Durability, Put};
 pub use row_mutations::{RowMutation, RowMutations};
@@ -262,6 +263,34 @@ mod tests {
 
     fn region(len: usize) -> Bytes {
         Bytes::from((0..len).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>())
+    }
+
+    #[test]
+    fn a_get_message_is_prosts_encoding_of_the_get() {
+        let gets = [
+            Get::new("r"),
+            Get::new("").family("cf"),
+            Get::new("user1234567890")
+                .family("cf")
+                .column("cf", "q")
+                .column("other", "a")
+                .column("other", vec![0u8; 200]),
+            Get::new(vec![b'k'; 300])
+                .family("cf")
+                .family("g")
+                .max_versions(3)
+                .time_range(5, u64::MAX)
+                .consistency(Consistency::Timeline),
+            Get::new("f")
+                .filter(Filter::Prefix(Bytes::from_static(b"ab")))
+                .existence_only(),
+        ];
+        for get in gets {
+            let ours = GetMessage::new(&get);
+            let prost = get.to_proto();
+            assert_eq!(ours.encode_to_vec(), prost.encode_to_vec(), "{get:?}");
+            assert_eq!(ours.encoded_len(), prost.encoded_len(), "{get:?}");
+        }
     }
 
     #[test]
