@@ -18,7 +18,14 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
-/// A parsed address mapping. See the [module documentation](self) for the syntax.
+/// A parsed address mapping, for clusters whose servers register names the client cannot
+/// reach.
+///
+/// The text is a comma-separated list of `from=to` pairs, each side `host:port` or `host`:
+/// `hbase-rs1:16020=127.0.0.1:16021` maps exactly that server address, and
+/// `hbase-rs1=127.0.0.1` maps the host on every port, keeping the port. An exact pair wins
+/// over a host-only one; host names compare case-insensitively; addresses the map does not
+/// name are used as they are.
 ///
 /// ```
 /// use hbase_client::{AddressMap, ClientConfig};

@@ -126,7 +126,13 @@ pub struct ServerStats {
     pub calls: u64,
     /// `Multi` RPCs sent (batches and buffered flushes).
     pub multi_calls: u64,
-    /// RPCs or actions that failed.
+    /// Calls that failed after their request was queued to be sent: answered with an
+    /// exception, timed out (also before their bytes were written, then counted in
+    /// `abandoned_unsent` too), or lost with their connection. Not counted: calls refused
+    /// before their request was queued (no place under the in-flight cap in time, the
+    /// connection already closed, a request too large for a frame or that failed to
+    /// compress), calls whose caller dropped them, and failed actions inside a Multi that was
+    /// answered.
     pub errors: u64,
     /// Attempts on this server that failed with a retryable error (each is followed by a retry
     /// unless the retry budget or the operation timeout ran out).
