@@ -1,17 +1,7 @@
-//! `AddressMap`: a textual address mapping for
-//! [`ClientConfigBuilder::address_mapper`](crate::ClientConfigBuilder::address_mapper), for
-//! clusters whose servers register names the client cannot reach (HBase in docker registers
-//! container host names; behind NAT, private addresses).
-//!
-//! The text is a comma-separated list of `from=to` pairs, each side `host:port` or `host`:
-//!
-//! - `hbase-rs1:16020=127.0.0.1:16021` maps exactly that server address;
-//! - `hbase-rs1=127.0.0.1` maps the host on every port, keeping the port.
-//!
-//! An exact `host:port` pair wins over a host-only pair. Host names compare case-insensitively
-//! (as DNS names do). Addresses the map does not name are used as they are. Only server
-//! addresses that HBase hands out (meta, master, region servers) are mapped; the ZooKeeper
-//! quorum is given to the client directly.
+//! [`AddressMap`]: a textual address mapping for
+//! [`ClientConfigBuilder::address_mapper`](crate::ClientConfigBuilder::address_mapper). Only
+//! server addresses that HBase hands out (meta, master, region servers) are mapped; the
+//! ZooKeeper quorum is given to the client directly.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,7 +9,7 @@ use std::fmt;
 use crate::error::{Error, Result};
 
 /// A parsed address mapping, for clusters whose servers register names the client cannot
-/// reach.
+/// reach (HBase in docker registers container host names; behind NAT, private addresses).
 ///
 /// The text is a comma-separated list of `from=to` pairs, each side `host:port` or `host`:
 /// `hbase-rs1:16020=127.0.0.1:16021` maps exactly that server address, and

@@ -78,6 +78,8 @@ impl Get {
         self
     }
 
+    /// The get as prost's message (a Multi's Get actions). Keep in step with [`GetMessage`],
+    /// which writes the same bytes without building it (a unit test compares the two).
     pub(crate) fn to_proto(&self) -> hbase_proto::Get {
         hbase_proto::Get {
             row: self.row.clone(),

@@ -2,9 +2,10 @@
 //!
 //! Callers encode their request straight into a shared outbox and wait for their answer by
 //! call id: the call map holds each waiting caller's waker, and the reader leaves the answer in
-//! the map of replies for the caller to take (no channel allocated per call). A writer task flushes whatever has accumulated in one write (so concurrent small
-//! calls coalesce), and a reader task splits the input into frames and completes calls in
-//! whatever order the server answers.
+//! the map of replies for the caller to take (no channel allocated per call). A writer task
+//! flushes whatever has accumulated in one write (so concurrent small calls coalesce), and a
+//! reader task splits the input into frames and completes calls in whatever order the server
+//! answers.
 //!
 //! The connection owns the server's health as this client sees it:
 //! - A call that times out (or whose future is dropped) fails alone. If its bytes are still in
@@ -275,7 +276,9 @@ impl Shared {
             std::mem::take(calls)
         };
         self.closed.store(true, Ordering::Release);
-        wake.into_iter().for_each(Waker::wake);
+        // Which calls never left the client is read before any caller is woken: a woken
+        // caller settles its call (`abandon`), which takes its frame out of the outbox, and
+        // its place under the cap would then wait a read timeout for an answer that cannot come.
         let unsent: Vec<u32> = self
             .lock_outbox()
             .frames
@@ -299,6 +302,7 @@ impl Shared {
                 });
             }
         }
+        wake.into_iter().for_each(Waker::wake);
         self.out_ready.notify_one();
     }
 
@@ -361,7 +365,8 @@ impl Shared {
                 Watch::Dead(self.read_timed_out(p.calls.len()))
             }
         };
-        // Outside the lock: each caller settles its call (`abandon`), which takes it.
+        // Outside the lock: each woken caller takes its reply and settles its call (`abandon`),
+        // which takes the pending lock.
         due.into_iter().for_each(Waker::wake);
         watch
     }
@@ -447,20 +452,23 @@ impl Drop for CallGuard<'_> {
 
 /// A caller's wait for the reply to its call: woken through the waker its entry holds, it
 /// takes the reply from [`Pending::replies`].
+///
+/// Its first poll does not look: it comes in the same poll of the caller's task that
+/// registered the entry's waker (`RpcConnection::call` has no await between the two), so a
+/// reply that comes meanwhile has woken that very waker and the next poll finds it. An await
+/// added between them would break this: the waker registered could then be a stale one.
 struct ReplyWait<'a> {
     shared: &'a Shared,
     call_id: u32,
-    /// Set until the first poll, which comes in the same poll of the caller's task that
-    /// registered the entry's waker: there is nothing to look at yet, and a reply that comes
-    /// meanwhile wakes that waker, so the next poll finds it.
-    registered: bool,
+    /// Set until the first poll.
+    first_poll: bool,
 }
 
 impl std::future::Future for ReplyWait<'_> {
     type Output = Reply;
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
-        if std::mem::take(&mut self.registered) {
+        if std::mem::take(&mut self.first_poll) {
             return Poll::Pending;
         }
         let mut p = self.shared.lock_pending();
@@ -672,7 +680,7 @@ impl RpcConnection {
         let wait = ReplyWait {
             shared,
             call_id,
-            registered: true,
+            first_poll: true,
         };
         let reply = if own_timer {
             tokio::time::timeout_at(deadline, wait)
@@ -1038,28 +1046,32 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
             Ok(_) => Error::Protocol("response without call id".into()),
         });
     }
-    let mut failed = None;
-    let reply = match response.body {
-        Err(exception) => Reply::Exception(Error::Remote {
-            server: shared.addr.clone(),
-            exception,
-        }),
-        Ok(mut body) => {
-            if shared.compression == CellBlockCompression::Snappy && !body.cellblock.is_empty() {
-                match compression::decompress_snappy(&body.cellblock) {
-                    Ok(raw) => body.cellblock = raw,
-                    // The caller is told, and the connection closes.
-                    Err(e) => failed = Some(e),
+    // A cell block that fails to decompress is told to its caller and closes the connection.
+    let (reply, failed) = match response.body {
+        Err(exception) => {
+            let error = Error::Remote {
+                server: shared.addr.clone(),
+                exception,
+            };
+            (Reply::Exception(error), None)
+        }
+        Ok(mut body)
+            if shared.compression == CellBlockCompression::Snappy && !body.cellblock.is_empty() =>
+        {
+            match compression::decompress_snappy(&body.cellblock) {
+                Ok(raw) => {
+                    body.cellblock = raw;
+                    (Reply::Body(body), None)
                 }
-            }
-            match &failed {
-                None => Reply::Body(body),
-                Some(e) => Reply::Closed(e.duplicate()),
+                Err(e) => (Reply::Closed(e.duplicate()), Some(e)),
             }
         }
+        Ok(body) => (Reply::Body(body), None),
     };
-    // No entry: the caller gave up and its answer is overdue, or it never existed. The entry
-    // (its place under the cap) is dropped after the lock, as is the wakeup.
+    // The reply goes to a caller that waits. No entry: the caller gave up and its answer is
+    // overdue, or the id was never ours; an entry without a waker: the caller was already told
+    // (timed out by the check) or gave up. Then the answer is dropped. The entry (its place
+    // under the cap) is dropped after the lock, as is the wakeup.
     let (entry, waker) = {
         let mut p = shared.lock_pending();
         let mut entry = p.calls.remove(&response.call_id);
@@ -1073,10 +1085,7 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
     if let Some(waker) = waker {
         waker.wake();
     }
-    match failed {
-        None => Ok(()),
-        Some(e) => Err(e),
-    }
+    failed.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -1134,18 +1143,69 @@ mod tests {
     /// Registers call `id` as `call` does, its caller's waker counting wakeups.
     fn add_call(shared: &Shared, id: u32, deadline: Instant) -> Arc<Woken> {
         let woken = Arc::new(Woken::default());
+        add_call_with(shared, id, deadline, Waker::from(woken.clone()));
+        woken
+    }
+
+    /// Registers call `id` as `call` does, with the caller's `waker`.
+    fn add_call_with(shared: &Shared, id: u32, deadline: Instant, waker: Waker) {
         let permit = shared.in_flight.clone().try_acquire_owned().unwrap();
         shared.lock_pending().calls.insert(
             id,
             Entry {
-                waker: Some(Waker::from(woken.clone())),
+                waker: Some(waker),
                 permit,
                 orphaned_until: None,
                 deadline,
                 own_timer: false,
             },
         );
-        woken
+    }
+
+    /// A caller that runs the moment it is woken (as it may on another worker): it takes its
+    /// reply and settles its call.
+    struct SettlesOnWake {
+        shared: Arc<Shared>,
+        call_id: u32,
+    }
+
+    impl std::task::Wake for SettlesOnWake {
+        fn wake(self: Arc<Self>) {
+            assert!(matches!(
+                told(&self.shared, self.call_id),
+                Some(Reply::Closed(_))
+            ));
+            self.shared.abandon(self.call_id);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_closing_connection_frees_the_place_of_an_unsent_call_whose_caller_runs_at_once() {
+        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 2));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for call_id in [1, 2] {
+            let shared2 = shared.clone();
+            let caller = Waker::from(Arc::new(SettlesOnWake {
+                shared: shared2,
+                call_id,
+            }));
+            add_call_with(&shared, call_id, deadline, caller);
+        }
+        // Call 1 was written; call 2 is still in the outbox.
+        shared.lock_outbox().frames.push(Frame {
+            call_id: 2,
+            start: 0,
+            end: 0,
+        });
+        shared.close(Error::ConnectionClosed {
+            addr: "test:1".into(),
+            reason: "closed by the test".into(),
+        });
+        // Call 2 never left the client: its place is free at once. Call 1's stays taken for a
+        // read timeout (the server may still be running it).
+        assert_eq!(shared.in_flight.available_permits(), 1);
+        assert!(shared.lock_pending().replies.is_empty());
+        assert!(shared.lock_outbox().frames.is_empty());
     }
 
     /// What the caller of `id` was told, taken as its wait takes it.

@@ -127,8 +127,8 @@ pub struct ServerStats {
     /// `Multi` RPCs sent (batches and buffered flushes).
     pub multi_calls: u64,
     /// Calls that failed after their request was queued to be sent: answered with an
-    /// exception, timed out (also before their bytes were written, then counted in
-    /// `abandoned_unsent` too), or lost with their connection. Not counted: calls refused
+    /// exception, timed out, or lost with their connection (either of the last two, when none
+    /// of the call's bytes was written, counted in `abandoned_unsent` too). Not counted: calls refused
     /// before their request was queued (no place under the in-flight cap in time, the
     /// connection already closed, a request too large for a frame or that failed to
     /// compress), calls whose caller dropped them, and failed actions inside a Multi that was
@@ -150,8 +150,8 @@ pub struct ServerStats {
     /// Connections closed because nothing was read for the read timeout while calls were
     /// outstanding.
     pub read_timeouts: u64,
-    /// Calls given up (timed out or dropped) before any of their bytes was written, and so
-    /// never sent.
+    /// Calls given up (timed out, dropped, or lost with their connection) before any of their
+    /// bytes was written, and so never sent.
     pub abandoned_unsent: u64,
 }
 
