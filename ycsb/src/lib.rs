@@ -133,10 +133,16 @@ pub fn started_as_cli() -> bool {
 /// Runs the binary with `args` (without the program name) and returns the exit code.
 pub fn main_with_args(args: Vec<String>) -> i32 {
     STARTED_AS_CLI.store(true, std::sync::atomic::Ordering::Relaxed);
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
-        builder.worker_threads(default_workers());
-    }
+    let mut builder = match std::env::var_os("TOKIO_WORKER_THREADS") {
+        // One worker: the thread that runs `main` runs every task (see `default_workers`).
+        None if default_workers() == 1 => tokio::runtime::Builder::new_current_thread(),
+        None => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(default_workers());
+            b
+        }
+        Some(_) => tokio::runtime::Builder::new_multi_thread(),
+    };
     let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -181,6 +187,10 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
 /// CPU a read (0.79x, throughput 1.08x) and workload A from 14.4 to 11.1 (0.77x, 1.04x),
 /// medians of 4 paired runs (README, Round 6). A worker serves about 100,000 operations a
 /// second; the other half of the CPUs is the kernel's network work and any server beside.
+///
+/// One worker is tokio's current-thread runtime: its run queue has no capacity to overflow
+/// (the multi-thread one's local queue holds 256 tasks, and with thousands of runnable tasks
+/// the rest go through its shared injection queue and back) and no work-stealing to check.
 fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
@@ -541,10 +551,14 @@ async fn run_phase(
     }
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         let workers = handle.metrics().num_workers();
-        eprintln!(
-            "Client runtime: {workers} worker thread{} (TOKIO_WORKER_THREADS to change)",
-            if workers == 1 { "" } else { "s" }
-        );
+        if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
+            eprintln!("Client runtime: 1 thread (TOKIO_WORKER_THREADS=N for N worker threads)");
+        } else {
+            eprintln!(
+                "Client runtime: {workers} worker thread{} (TOKIO_WORKER_THREADS to change)",
+                if workers == 1 { "" } else { "s" }
+            );
+        }
     }
     eprintln!("Loading workload...");
     // RunTime starts here, before the binding connects, as YCSB's clock starts before its
