@@ -135,12 +135,14 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     STARTED_AS_CLI.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut builder = match std::env::var_os("TOKIO_WORKER_THREADS") {
         // One worker: the thread that runs `main` runs every task (see `default_workers`).
-        None if default_workers() == 1 => tokio::runtime::Builder::new_current_thread(),
-        None => {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(default_workers());
-            b
-        }
+        None => match default_workers() {
+            1 => tokio::runtime::Builder::new_current_thread(),
+            n => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(n);
+                b
+            }
+        },
         Some(_) => tokio::runtime::Builder::new_multi_thread(),
     };
     let rt = match builder.enable_all().build() {

@@ -85,10 +85,7 @@ impl Get {
             row: self.row.clone(),
             column: self.columns.to_proto(),
             max_versions: self.max_versions,
-            time_range: self.time_range.map(|(from, to)| hbase_proto::TimeRange {
-                from: Some(from),
-                to: Some(to),
-            }),
+            time_range: self.time_range.map(super::time_range_proto),
             filter: self.filter.as_ref().map(super::Filter::to_proto),
             existence_only: self.existence_only.then_some(true),
             consistency: self.consistency.to_proto(),
@@ -116,12 +113,7 @@ impl<'a> GetMessage<'a> {
     }
 
     fn time_range(&self) -> Option<hbase_proto::TimeRange> {
-        self.get
-            .time_range
-            .map(|(from, to)| hbase_proto::TimeRange {
-                from: Some(from),
-                to: Some(to),
-            })
+        self.get.time_range.map(super::time_range_proto)
     }
 }
 

@@ -229,6 +229,14 @@ impl CellBlockMutation<'_> {
     }
 }
 
+/// A `[from, to)` timestamp range as the `TimeRange` message (gets and scans).
+pub(crate) fn time_range_proto((from, to): (u64, u64)) -> hbase_proto::TimeRange {
+    hbase_proto::TimeRange {
+        from: Some(from),
+        to: Some(to),
+    }
+}
+
 /// A mutation of `row` carrying its cells as protobuf column values.
 pub(crate) fn mutation_proto(
     row: Bytes,

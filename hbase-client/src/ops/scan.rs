@@ -251,10 +251,7 @@ impl Scan {
             include_start_row: Some(include_start),
             include_stop_row: Some(self.include_stop_row),
             filter: self.filter.as_ref().map(Filter::to_proto),
-            time_range: self.time_range.map(|(from, to)| hbase_proto::TimeRange {
-                from: Some(from),
-                to: Some(to),
-            }),
+            time_range: self.time_range.map(super::time_range_proto),
             max_versions: self.max_versions,
             cache_blocks: Some(self.cache_blocks),
             max_result_size: Some(

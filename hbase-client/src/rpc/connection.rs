@@ -1290,10 +1290,7 @@ mod tests {
         let shared = Arc::new(test_shared(Duration::from_secs(60)));
         let call = spawn_get(test_connection(&shared));
         // The call is registered and its frame is in the outbox; the reader answers it.
-        while shared.lock_outbox().frames.is_empty() {
-            tokio::task::yield_now().await;
-        }
-        let call_id = shared.lock_outbox().frames[0].call_id;
+        let call_id = queued_call(&shared).await;
         shared.lock_outbox().frames.clear();
         dispatch(&shared, answer(call_id, b"row")).unwrap();
         assert_eq!(&call.await.unwrap().unwrap().message[..], b"row");
@@ -1305,9 +1302,7 @@ mod tests {
     async fn a_closing_connection_tells_a_waiting_call_that_was_never_sent() {
         let shared = Arc::new(test_shared(Duration::from_secs(60)));
         let call = spawn_get(test_connection(&shared));
-        while shared.lock_outbox().frames.is_empty() {
-            tokio::task::yield_now().await;
-        }
+        queued_call(&shared).await;
         shared.close(Error::ConnectionClosed {
             addr: "test:1".into(),
             reason: "closed by the test".into(),
@@ -1380,6 +1375,16 @@ mod tests {
             conn.call(meta, &param, None, now, Duration::from_secs(30))
                 .await
         })
+    }
+
+    /// Waits until a call's frame is in the outbox (its caller registered and waits); its id.
+    async fn queued_call(shared: &Shared) -> u32 {
+        loop {
+            if let Some(frame) = shared.lock_outbox().frames.first() {
+                return frame.call_id;
+            }
+            tokio::task::yield_now().await;
+        }
     }
 
     /// A connection on `shared` with no transport: what is sent stays in its outbox.
