@@ -753,6 +753,32 @@ mod tests {
         assert!(r.ops > 100 && r.ops < 300, "{}", r.ops);
     }
 
+    /// A database whose operations never wait (`memory`, `basic` without delay), unthrottled,
+    /// on the one-thread runtime ycsb uses by default: the workers must still give the
+    /// maxexecutiontime timer and the status line their turn, or the run never ends.
+    #[test]
+    fn maxexecutiontime_ends_an_unthrottled_run_of_a_db_that_never_waits() {
+        for db in ["memory", "basic -p basicdb.verbose=false"] {
+            let line = format!(
+                "run {db} -P workloadc -p operationcount=0 -p maxexecutiontime=1 -threads 2 -s -p status.interval=1"
+            );
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                let _ = tx.send(rt.block_on(execute(&args(&line))).map(|o| o.result));
+            });
+            // Only a guard against hanging the test run: the run itself takes about a second.
+            let out = rx
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .unwrap_or_else(|_| panic!("{db}: the run did not end"));
+            let r = out.unwrap().unwrap();
+            assert!(r.ops > 0, "{db}: {}", r.ops);
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn warmup_is_not_measured() {
         let out = execute(&args(
