@@ -91,8 +91,9 @@ struct Entry {
     /// The caller's waker while it waits to be told; `None` once it was told (its reply is in
     /// [`Pending::replies`]) or gave up (the call is orphaned).
     waker: Option<Waker>,
-    /// Its place under the server's in-flight cap, held until the server answers.
-    permit: OwnedSemaphorePermit,
+    /// Its place under the server's in-flight cap, held until the server answers (given
+    /// back when the entry is dropped; never read).
+    _permit: OwnedSemaphorePermit,
     /// For an orphaned call: when to stop waiting for the server's answer.
     orphaned_until: Option<Instant>,
     /// When its caller stops waiting. The reader's check tells the caller then, unless the
@@ -129,6 +130,9 @@ type CallMap = HashMap<u32, Entry, std::hash::BuildHasherDefault<CallIdHasher>>;
 type ReplyMap = HashMap<u32, Reply, std::hash::BuildHasherDefault<CallIdHasher>>;
 
 struct Pending {
+    /// The calls waiting for an answer, each holding its place under the cap. After a close,
+    /// the calls not settled yet, and those the server may still be running (dropped a read
+    /// timeout after the close).
     calls: CallMap,
     /// What callers were told and have not taken yet (taken by [`ReplyWait`], or dropped when
     /// the caller gives up). A call's reply is here only after its entry left `calls` or
@@ -255,14 +259,21 @@ impl Shared {
         self.lock_pending().calls.len() <= queued
     }
 
-    /// Marks the connection dead and fails every call in flight with `error`. The permits of
-    /// calls already written stay taken for a read timeout more: the server may still be
-    /// running them, and a replacement connection must not add to them.
-    fn close(&self, error: Error) {
+    /// Marks the connection dead and fails every call in flight with `error`.
+    ///
+    /// The calls keep their places under the cap here: each caller, told, settles its call
+    /// ([`abandon`](Shared::abandon)), and one whose request never left the client gives its
+    /// place back then. That is decided by the outbox alone, under its lock, at the moment
+    /// the caller settles, so no order of close, caller and writer can count a call that is
+    /// still queued (or not queued yet) as written. The places of calls that may have reached
+    /// the server are held for a read timeout more (the server may still be running them, and
+    /// a replacement connection must not add to them), then released.
+    fn close(self: &Arc<Self>, error: Error) {
         let mut wake = Vec::new();
-        let calls = {
+        let first = {
             let mut p = self.lock_pending();
-            if p.closed.is_none() {
+            let first = p.closed.is_none();
+            if first {
                 tracing::debug!(addr = %self.addr, %error, "connection closed");
                 p.closed = Some(error.duplicate());
             }
@@ -273,37 +284,36 @@ impl Shared {
                     wake.push(waker);
                 }
             }
-            std::mem::take(calls)
+            first
         };
         self.closed.store(true, Ordering::Release);
-        // Which calls never left the client is read before any caller is woken: a woken
-        // caller settles its call (`abandon`), which takes its frame out of the outbox, and
-        // its place under the cap would then wait a read timeout for an answer that cannot come.
-        let unsent: Vec<u32> = self
-            .lock_outbox()
-            .frames
-            .iter()
-            .map(|f| f.call_id)
-            .collect();
-        let mut lingering = Vec::new();
-        for (call_id, entry) in calls {
-            if !unsent.contains(&call_id) {
-                lingering.push(entry.permit);
-            }
-        }
-        if !lingering.is_empty() {
-            let hold = self.read_timeout;
-            // Without a runtime (the reader dropped as its runtime goes away) nothing can
-            // hold them: they are released now.
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move {
-                    tokio::time::sleep(hold).await;
-                    drop(lingering);
-                });
-            }
+        if first {
+            self.release_places_after_read_timeout();
         }
         wake.into_iter().for_each(Waker::wake);
         self.out_ready.notify_one();
+    }
+
+    /// After a close: drops, a read timeout from now, the calls still held (their places
+    /// under the cap). No call is added after a close.
+    fn release_places_after_read_timeout(self: &Arc<Self>) {
+        let release = |shared: &Shared| {
+            let calls = std::mem::take(&mut shared.lock_pending().calls);
+            drop(calls);
+        };
+        // Without a runtime (the reader dropped as its runtime goes away) nothing can hold
+        // them: they are released now.
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let shared = self.clone();
+                let hold = self.read_timeout;
+                rt.spawn(async move {
+                    tokio::time::sleep(hold).await;
+                    release(&shared);
+                });
+            }
+            Err(_) => release(self),
+        }
     }
 
     /// The caller of `call_id` gave up: drops its request if it was not sent, else leaves the
@@ -628,7 +638,7 @@ impl RpcConnection {
                 call_id,
                 Entry {
                     waker: Some(waker),
-                    permit,
+                    _permit: permit,
                     orphaned_until: None,
                     deadline,
                     own_timer,
@@ -891,7 +901,7 @@ async fn read_loop(shared: Arc<Shared>, mut rd: Reader) {
     // The reader also times out callers (its check): however it ends (a panic, or its task
     // dropped with the runtime it ran on while callers on another runtime wait), the
     // connection closes and fails them instead of leaving them waiting forever.
-    struct CloseOnDrop<'a>(&'a Shared);
+    struct CloseOnDrop<'a>(&'a Arc<Shared>);
     impl Drop for CloseOnDrop<'_> {
         fn drop(&mut self) {
             if !self.0.closed.load(Ordering::Acquire) {
@@ -1154,7 +1164,7 @@ mod tests {
             id,
             Entry {
                 waker: Some(waker),
-                permit,
+                _permit: permit,
                 orphaned_until: None,
                 deadline,
                 own_timer: false,
@@ -1206,6 +1216,60 @@ mod tests {
         assert_eq!(shared.in_flight.available_permits(), 1);
         assert!(shared.lock_pending().replies.is_empty());
         assert!(shared.lock_outbox().frames.is_empty());
+    }
+
+    fn closed_by_the_test() -> Error {
+        Error::ConnectionClosed {
+            addr: "test:1".into(),
+            reason: "closed by the test".into(),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_queued_after_its_connection_closed_gives_its_place_back_when_it_settles() {
+        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(60), 1));
+        // The caller registered its call; the connection closes before it queues the frame
+        // (`call` takes the pending lock and the outbox lock one after the other).
+        let woken = add_call(&shared, 1, Instant::now() + Duration::from_secs(60));
+        shared.close(closed_by_the_test());
+        shared.lock_outbox().frames.push(Frame {
+            call_id: 1,
+            start: 0,
+            end: 0,
+        });
+        // Told, the caller settles: its request never left the client.
+        assert_eq!(woken.times(), 1);
+        assert!(matches!(told(&shared, 1), Some(Reply::Closed(_))));
+        assert_eq!(shared.abandon(1), Delivery::NotSent);
+        assert_eq!(shared.in_flight.available_permits(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_written_call_keeps_its_place_a_read_timeout_after_its_connection_closed() {
+        let read_timeout = Duration::from_secs(60);
+        let shared = Arc::new(test_shared_with_cap(read_timeout, 2));
+        // Call 1 was written, call 2 is still in the outbox.
+        add_call(&shared, 1, Instant::now() + Duration::from_secs(60));
+        add_call(&shared, 2, Instant::now() + Duration::from_secs(60));
+        shared.lock_outbox().frames.push(Frame {
+            call_id: 2,
+            start: 0,
+            end: 0,
+        });
+        shared.close(closed_by_the_test());
+        // The callers settle after the close.
+        for id in [1, 2] {
+            assert!(matches!(told(&shared, id), Some(Reply::Closed(_))));
+        }
+        assert_eq!(shared.abandon(1), Delivery::Unknown);
+        assert_eq!(shared.abandon(2), Delivery::NotSent);
+        assert_eq!(shared.in_flight.available_permits(), 1);
+        // The server may still run call 1: a replacement connection must not add to it
+        // until a read timeout has passed.
+        tokio::time::sleep(read_timeout - Duration::from_millis(1)).await;
+        assert_eq!(shared.in_flight.available_permits(), 1);
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        assert_eq!(shared.in_flight.available_permits(), 2);
     }
 
     /// What the caller of `id` was told, taken as its wait takes it.
