@@ -256,12 +256,13 @@ pub struct HbaseDb {
 }
 
 thread_local! {
-    /// The row keys of the operations run on this OS thread (a runtime worker) are cut from
-    /// its chunks. Per worker, not per client thread: with 10,000 client threads, each one's
+    /// The row keys of the operations run on this OS thread (the thread that runs tasks: a
+    /// runtime worker, or the main thread on the one-thread runtime) are cut from its chunks.
+    /// Per OS thread, not per client thread: with 10,000 client threads, each one's
     /// own chunk was out of the cache by its next operation (the cut and the drop of a key
     /// were each a miss on the chunk's shared count: `split_to` and `shared_v_drop`, 1.9% and
-    /// 3.7% of the client's cycles in workload A, `perf`), while a worker's is in use all the
-    /// time. A key is cut inside one synchronous call, so a task moving between workers never
+    /// 3.7% of the client's cycles in workload A, `perf`), while a thread's is in use all the
+    /// time. A key is cut inside one synchronous call, so a task moving between threads never
     /// holds a chunk.
     static CARVER: std::cell::RefCell<Carver> = std::cell::RefCell::default();
 }

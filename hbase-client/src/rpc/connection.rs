@@ -15,8 +15,10 @@
 //!   ([`Delivery::Unknown`]).
 //! - A call in flight holds one permit of the server's in-flight cap (shared by every
 //!   connection to the server, old and new) until the server answers, even after its caller
-//!   gave up: the server is still working on it. Such an orphaned permit is released at the
-//!   latest a read timeout later, or when the connection closes.
+//!   gave up: the server is still working on it. Such an orphaned permit is released when the
+//!   answer comes, at the latest a read timeout later. When the connection closes, a call
+//!   still in the outbox gives its permit back as its caller settles; the others keep theirs
+//!   for a read timeout.
 //! - The connection is declared dead only on an I/O error, a corrupt frame, a
 //!   connection-level exception, or when it reads nothing for the read timeout while calls
 //!   are outstanding. A connection-level refusal of the client's credentials fails every
