@@ -4,8 +4,9 @@
 //! mutator first cloned it. Carved, keys share one allocation per chunk (about twenty of
 //! YCSB's 23-byte keys). A read's row key is cut from the chunks too. (Values were carved as
 //! well until a put generated its values in its own buffer.) The HBase binding keeps one
-//! carver per runtime worker (it kept one per client thread until 10,000 threads' chunks
-//! proved cold at every use). A chunk is freed when the last row carved from it is dropped.
+//! carver per thread that runs tasks, a runtime worker or the main thread of the one-thread
+//! runtime (it kept one per client thread until 10,000 threads' chunks proved cold at every
+//! use). A chunk is freed when the last row carved from it is dropped.
 
 use bytes::{Bytes, BytesMut};
 

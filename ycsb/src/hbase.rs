@@ -267,7 +267,7 @@ thread_local! {
     static CARVER: std::cell::RefCell<Carver> = std::cell::RefCell::default();
 }
 
-/// A copy of `key`, cut from this worker's chunk.
+/// A copy of `key`, cut from this thread's chunk.
 fn carve_key(key: &str) -> bytes::Bytes {
     CARVER.with_borrow_mut(|c| c.copy(key.as_bytes()))
 }

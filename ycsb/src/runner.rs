@@ -315,13 +315,13 @@ pub async fn run<D: Db>(
                     let deadline = task_start + Duration::from_nanos(done_ops * tick_ns);
                     pacer::sleep_until(deadline, spin_ahead).await;
                     st.intended_start = Some(deadline);
-                } else {
-                    // An operation that never waits (the memory and basic databases) never
-                    // gives the thread back: on the one-thread runtime the maxexecutiontime
-                    // timer and the status line would never run. This yields once the task
-                    // has used its scheduling budget (tokio's, 128 units; I/O uses it too).
-                    tokio::task::consume_budget().await;
                 }
+                // An operation that never waits (the memory and basic databases) never gives
+                // the thread back, nor does a pacer that is behind its schedule: on the
+                // one-thread runtime the maxexecutiontime timer and the status line would
+                // never run. This yields once the task has used its scheduling budget
+                // (tokio's, 128 units; I/O uses it too).
+                tokio::task::consume_budget().await;
             }
             st.intended_start = None;
             let cleanup = w.db_cleanup(&db).await;

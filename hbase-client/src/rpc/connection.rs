@@ -18,7 +18,7 @@
 //!   gave up: the server is still working on it. Such an orphaned permit is released when the
 //!   answer comes, at the latest a read timeout later. When the connection closes, a call
 //!   still in the outbox gives its permit back as its caller settles; the others keep theirs
-//!   for a read timeout.
+//!   for a read timeout after the close (an orphan's, then, up to that).
 //! - The connection is declared dead only on an I/O error, a corrupt frame, a
 //!   connection-level exception, or when it reads nothing for the read timeout while calls
 //!   are outstanding. A connection-level refusal of the client's credentials fails every
@@ -299,22 +299,29 @@ impl Shared {
     /// After a close: drops, a read timeout from now, the calls still held (their places
     /// under the cap). No call is added after a close.
     fn release_places_after_read_timeout(self: &Arc<Self>) {
-        let release = |shared: &Shared| {
-            let calls = std::mem::take(&mut shared.lock_pending().calls);
-            drop(calls);
-        };
-        // Without a runtime (the reader dropped as its runtime goes away) nothing can hold
-        // them: they are released now.
+        /// Drops the calls still held when it is dropped: after its wait, or at once if the
+        /// task holding it is dropped unpolled (its runtime shutting down).
+        struct Release(Arc<Shared>);
+        impl Drop for Release {
+            fn drop(&mut self) {
+                let calls = std::mem::take(&mut self.0.lock_pending().calls);
+                drop(calls);
+            }
+        }
+        if self.lock_pending().calls.is_empty() {
+            return;
+        }
+        let release = Release(self.clone());
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
-                let shared = self.clone();
-                let hold = self.read_timeout;
+                let until = Instant::now() + self.read_timeout;
                 rt.spawn(async move {
-                    tokio::time::sleep(hold).await;
-                    release(&shared);
+                    tokio::time::sleep_until(until).await;
+                    drop(release);
                 });
             }
-            Err(_) => release(self),
+            // No runtime to wait on: released now.
+            Err(_) => drop(release),
         }
     }
 
@@ -373,7 +380,11 @@ impl Shared {
             if now.duration_since(quiet_since) < self.read_timeout {
                 Watch::Busy(next)
             } else {
-                ServerCounters::add(&self.counters.read_timeouts, 1);
+                // A connection the writer already closed (its calls held for their places) is
+                // not a read timeout of the server's.
+                if p.closed.is_none() {
+                    ServerCounters::add(&self.counters.read_timeouts, 1);
+                }
                 Watch::Dead(self.read_timed_out(p.calls.len()))
             }
         };
@@ -1081,7 +1092,8 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
         Ok(body) => (Reply::Body(body), None),
     };
     // The reply goes to a caller that waits. No entry: the caller gave up and its answer is
-    // overdue, or the id was never ours; an entry without a waker: the caller was already told
+    // overdue (or came a read timeout after the connection closed), or the id was never ours;
+    // an entry without a waker: the caller was already told
     // (timed out by the check) or gave up. Then the answer is dropped. The entry (its place
     // under the cap) is dropped after the lock, as is the wakeup.
     let (entry, waker) = {
@@ -1407,6 +1419,25 @@ mod tests {
             }
             _ => panic!("the caller was not told: it would wait forever"),
         }
+        // The runtime that could have held the call's place for a read timeout is gone: the
+        // place is given back now, not when the last handle on the connection goes.
+        assert_eq!(shared.in_flight.available_permits(), 8);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_its_writer_closed_is_not_counted_as_a_read_timeout() {
+        let read_timeout = Duration::from_secs(60);
+        let shared = Arc::new(test_shared(read_timeout));
+        let start = Instant::now();
+        add_call(&shared, 1, start + Duration::from_secs(30));
+        // The writer fails; the reader goes on and its check finds the silence.
+        shared.close(closed_by_the_test());
+        let later = start + read_timeout + Duration::from_secs(1);
+        assert!(matches!(
+            shared.watchdog(later, start, shared.tick),
+            Watch::Dead(_)
+        ));
+        assert_eq!(shared.counters.read_timeouts.load(Ordering::Relaxed), 0);
     }
 
     #[tokio::test]
