@@ -767,6 +767,68 @@ async fn meta_lookups_run_concurrently_and_coalesce() {
     .await;
 }
 
+/// A cold client hit by many reads of distinct rows at once (ycsb at 10,000 threads) looks
+/// meta up at most 8 times at once per table (as Java's async client); the other misses wait
+/// in their own callers, not in a task each. One task per waiting row was 7,266 tasks of 3 KB
+/// at the start of a 10,000-thread run: 22 MB of heap the process kept for the whole run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cold_misses_beyond_the_lookup_limit_wait_in_their_callers() {
+    bounded(120, async {
+        let setup = hbase_it::client().await;
+        let name = hbase_it::unique_table("cold_misses");
+        let splits: Vec<String> = (1..4).map(|i| format!("r{i}")).collect();
+        let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
+        hbase_it::create_table(&setup, &name, &splits).await;
+
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b.meta_prefetch(1)).await;
+        let meta_server = setup.admin().meta_server().await.unwrap();
+        let meta = proxy.control(&meta_server.address());
+        // Meta answers slowly, so every get misses before the first lookup is answered.
+        meta.set_request_delay(Duration::from_millis(500));
+        let t = client.table(&name.to_string()).unwrap();
+        let before = client.stats();
+        let tasks_before = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
+        let gets: Vec<_> = (0..200)
+            .map(|i| {
+                let t = t.clone();
+                let row = format!("r{}-{i:03}", i % 4);
+                tokio::spawn(async move { t.get(Get::new(row)).await })
+            })
+            .collect();
+        // Every get has missed the cache and the lookups are under way.
+        loop {
+            let now = client.stats();
+            if now.meta_cache_misses - before.meta_cache_misses >= 200
+                && now.meta_lookups > before.meta_lookups
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let tasks = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+            - tasks_before;
+        eprintln!("200 cold gets of distinct rows: {tasks} tasks more (200 of them the gets)");
+        // The gets, at most 8 lookups, and a few connection tasks (reader, writer) at most.
+        assert!(tasks <= 200 + 8 + 8, "{tasks} tasks for 200 waiting gets");
+        for g in gets {
+            g.await.unwrap().unwrap();
+        }
+        let lookups = client.stats().meta_lookups - before.meta_lookups;
+        eprintln!("{lookups} meta lookups for 4 regions");
+        // Each region is looked up by lookups that overlap (at most 8); the cache answers
+        // every later miss.
+        assert!(lookups <= 4 * 8, "{lookups} lookups");
+        meta.clear();
+        hbase_it::drop_table(&setup, &name).await;
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn row_whose_meta_key_is_too_long_is_refused_before_sending() {
     let client = hbase_it::client().await;
