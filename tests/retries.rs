@@ -720,21 +720,44 @@ async fn table_state_is_read_once_per_operation() {
 // ---------------------------------------------------------------------------------------------
 // 6. Meta lookups: concurrent, coalesced by key; impossible keys refused before sending.
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn meta_lookups_run_concurrently_and_coalesce() {
-    bounded(90, async {
+/// A table of `regions` regions (split at `r1`, `r2`, ...) and a cold client that finds one
+/// region per meta lookup, through a proxy whose meta server answers after `meta_delay`.
+struct ColdClient {
+    setup: Client,
+    name: TableName,
+    client: Client,
+    meta: Arc<ProxyControl>,
+    _proxy: FaultProxy,
+}
+
+impl ColdClient {
+    async fn new(prefix: &str, regions: usize, meta_delay: Duration) -> ColdClient {
         let setup = hbase_it::client().await;
-        let name = hbase_it::unique_table("meta_lookups");
-        let splits: Vec<String> = (1..8).map(|i| format!("r{i}")).collect();
+        let name = hbase_it::unique_table(prefix);
+        let splits: Vec<String> = (1..regions).map(|i| format!("r{i}")).collect();
         let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
         hbase_it::create_table(&setup, &name, &splits).await;
-
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| b.meta_prefetch(1)).await;
         let meta_server = setup.admin().meta_server().await.unwrap();
         let meta = proxy.control(&meta_server.address());
+        meta.set_request_delay(meta_delay);
+        ColdClient {
+            setup,
+            name,
+            client,
+            meta,
+            _proxy: proxy,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meta_lookups_run_concurrently_and_coalesce() {
+    bounded(90, async {
         // Every meta answer takes a while, so lookups that can overlap do.
-        meta.set_request_delay(Duration::from_millis(300));
+        let cold = ColdClient::new("meta_lookups", 8, Duration::from_millis(300)).await;
+        let (setup, name, client, meta) = (&cold.setup, &cold.name, &cold.client, &cold.meta);
         meta.count_outstanding(|r| r.method == "Scan");
         meta.reset_max_outstanding();
         let t = client.table(&name.to_string()).unwrap();
@@ -762,7 +785,7 @@ async fn meta_lookups_run_concurrently_and_coalesce() {
             "one lookup per region: the same row's lookups coalesce"
         );
         meta.clear();
-        hbase_it::drop_table(&setup, &name).await;
+        hbase_it::drop_table(setup, name).await;
     })
     .await;
 }
@@ -774,18 +797,9 @@ async fn meta_lookups_run_concurrently_and_coalesce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cold_misses_beyond_the_lookup_limit_wait_in_their_callers() {
     bounded(120, async {
-        let setup = hbase_it::client().await;
-        let name = hbase_it::unique_table("cold_misses");
-        let splits: Vec<String> = (1..4).map(|i| format!("r{i}")).collect();
-        let splits: Vec<&str> = splits.iter().map(String::as_str).collect();
-        hbase_it::create_table(&setup, &name, &splits).await;
-
-        let proxy = FaultProxy::new();
-        let client = hbase_it::proxied_client(&proxy, |b| b.meta_prefetch(1)).await;
-        let meta_server = setup.admin().meta_server().await.unwrap();
-        let meta = proxy.control(&meta_server.address());
         // Meta answers slowly, so every get misses before the first lookup is answered.
-        meta.set_request_delay(Duration::from_millis(500));
+        let cold = ColdClient::new("cold_misses", 4, Duration::from_millis(500)).await;
+        let (setup, name, client, meta) = (&cold.setup, &cold.name, &cold.client, &cold.meta);
         let t = client.table(&name.to_string()).unwrap();
         let before = client.stats();
         let tasks_before = tokio::runtime::Handle::current()
@@ -824,7 +838,7 @@ async fn cold_misses_beyond_the_lookup_limit_wait_in_their_callers() {
         // every later miss.
         assert!(lookups <= 4 * 8, "{lookups} lookups");
         meta.clear();
-        hbase_it::drop_table(&setup, &name).await;
+        hbase_it::drop_table(setup, name).await;
     })
     .await;
 }
