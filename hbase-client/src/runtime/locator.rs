@@ -106,6 +106,40 @@ type Lookup = Option<std::result::Result<Location, Arc<Error>>>;
 /// Lookups in flight, by table and search key.
 type Lookups = HashMap<(TableName, Vec<u8>), watch::Receiver<Lookup>>;
 
+/// A lookup registered in `Inner::lookups`: answered once, and unregistered when answered or
+/// dropped unanswered (its first caller gave up before its turn, or its task was dropped), so
+/// a key is never left waiting on a lookup that will not answer.
+struct PendingLookup {
+    inner: Arc<Inner>,
+    key: (TableName, Vec<u8>),
+    /// This lookup's receiver, to tell its entry from a later lookup's of the same key.
+    rx: watch::Receiver<Lookup>,
+    tx: watch::Sender<Lookup>,
+}
+
+impl PendingLookup {
+    fn answer(self, result: std::result::Result<Location, Arc<Error>>) {
+        self.unregister();
+        let _ = self.tx.send(Some(result));
+    }
+
+    fn unregister(&self) {
+        let mut lookups = self.inner.lookups.lock().unwrap_or_else(|e| e.into_inner());
+        if lookups
+            .get(&self.key)
+            .is_some_and(|rx| rx.same_channel(&self.rx))
+        {
+            lookups.remove(&self.key);
+        }
+    }
+}
+
+impl Drop for PendingLookup {
+    fn drop(&mut self) {
+        self.unregister();
+    }
+}
+
 struct Inner {
     config: Arc<ClientConfig>,
     registry: Arc<dyn ConnectionRegistry>,
@@ -198,73 +232,75 @@ impl MetaLocator {
             )));
         }
         let map_key = (table.clone(), key);
-        // A lookup of the same key already under way answers this one too. Otherwise this
-        // caller waits here for one of the table's turns to look meta up (at most
-        // LOOKUPS_PER_TABLE at once, as Java's async client), and only then spawns the lookup
-        // (a task, so that the callers it answers do not depend on this one waiting). Waiting
-        // for the turn inside the caller costs nothing: a cold client with 10,000 misses at
-        // once spawned a task (about 3 KB) for each, 22 MB of heap kept for the whole run.
-        let gate = inner.table_gate(table);
-        let mut turn = None;
-        let mut outcome = loop {
-            {
+        let timed_out = |waiting: &str| Error::Timeout {
+            what: format!("locating the {seek:?} of {table}{waiting}"),
+            after: inner.config.operation_timeout,
+        };
+        loop {
+            // The first caller of a search key registers its lookup at once, so that every
+            // later caller of that key waits for the same answer. It then waits, in its own
+            // future, for one of the table's turns to look meta up (at most LOOKUPS_PER_TABLE
+            // at once, as Java's async client), and only then spawns the lookup (a task, so
+            // that the callers it answers do not depend on this one waiting). Spawning first
+            // cost a cold client with 10,000 misses at once a waiting task (about 3 KB) per
+            // distinct row: 22 MB of heap kept for the whole run.
+            let (mut outcome, registered) = {
                 let mut lookups = inner.lookups.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(rx) = lookups.get(&map_key) {
-                    // Its turn, if it got one meanwhile, goes back to the table.
-                    drop(turn.take());
-                    break rx.clone();
+                match lookups.get(&map_key) {
+                    Some(rx) => (rx.clone(), None),
+                    None => {
+                        let (tx, rx) = watch::channel(None);
+                        lookups.insert(map_key.clone(), rx.clone());
+                        let pending = PendingLookup {
+                            inner: inner.clone(),
+                            key: map_key.clone(),
+                            rx: rx.clone(),
+                            tx,
+                        };
+                        (rx, Some(pending))
+                    }
                 }
-                if let Some(turn) = turn.take() {
-                    let (tx, rx) = watch::channel(None);
-                    lookups.insert(map_key.clone(), rx.clone());
-                    let inner = inner.clone();
-                    let seek = seek.to_owned();
-                    let map_key = map_key.clone();
-                    tokio::spawn(async move {
-                        let result = inner.lookup(&map_key.0, seek.borrow(), turn).await;
-                        inner
-                            .lookups
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .remove(&map_key);
-                        let _ = tx.send(Some(result.map_err(Arc::new)));
-                    });
-                    break rx;
+            };
+            if let Some(pending) = registered {
+                let gate = inner.table_gate(table);
+                let turn =
+                    match tokio::time::timeout_at(deadline.into(), gate.acquire_owned()).await {
+                        Ok(Ok(turn)) => turn,
+                        Ok(Err(_)) => unreachable!("lookup gates are never closed"),
+                        // `pending` dropped: the callers that joined it look again.
+                        Err(_) => return Err(timed_out(" (waiting for a turn to look it up)")),
+                    };
+                // A lookup that ran while this caller waited may have found it.
+                if let Some(loc) = inner.probe_cache(table, seek) {
+                    pending.answer(Ok(loc.clone()));
+                    return Ok(loc);
                 }
+                let inner = inner.clone();
+                let seek = seek.to_owned();
+                tokio::spawn(async move {
+                    let result = inner.lookup(&pending.key.0, seek.borrow(), turn).await;
+                    pending.answer(result.map_err(Arc::new));
+                });
             }
-            let acquired =
-                tokio::time::timeout_at(deadline.into(), gate.clone().acquire_owned()).await;
-            match acquired {
-                Ok(Ok(t)) => turn = Some(t),
-                Ok(Err(_)) => unreachable!("lookup gates are never closed"),
-                Err(_) => {
-                    return Err(Error::Timeout {
-                        what: format!("locating the {seek:?} of {table} (waiting for a lookup)"),
-                        after: inner.config.operation_timeout,
-                    })
+            let waited =
+                tokio::time::timeout_at(deadline.into(), outcome.wait_for(Option::is_some)).await;
+            match waited {
+                Ok(Ok(found)) => {
+                    return match found.as_ref().expect("waited for an outcome") {
+                        Ok(loc) => Ok(loc.clone()),
+                        Err(e) => Err(e.duplicate()),
+                    }
                 }
+                // The lookup ended without an answer (its first caller gave up before its
+                // turn, or its task was dropped): look again, or take its place.
+                Ok(Err(_)) => {
+                    if let Some(loc) = inner.probe_cache(table, seek) {
+                        return Ok(loc);
+                    }
+                }
+                Err(_) => return Err(timed_out("")),
             }
-            // A lookup that ran while this caller waited may have found it.
-            if let Some(loc) = inner.probe_cache(table, seek) {
-                return Ok(loc);
-            }
-        };
-        let waited =
-            tokio::time::timeout_at(deadline.into(), outcome.wait_for(Option::is_some)).await;
-        let result = match waited {
-            Ok(Ok(found)) => match found.as_ref().expect("waited for an outcome") {
-                Ok(loc) => Ok(loc.clone()),
-                Err(e) => Err(e.duplicate()),
-            },
-            Ok(Err(_)) => Err(Error::Protocol(
-                "a meta lookup task ended without an answer".into(),
-            )),
-            Err(_) => Err(Error::Timeout {
-                what: format!("locating the {seek:?} of {table}"),
-                after: inner.config.operation_timeout,
-            }),
-        };
-        result
+        }
     }
 
     /// Every region of `table` with its server (None while unassigned), in key order: one
