@@ -760,8 +760,9 @@ mod tests {
     }
 
     /// A database whose operations never wait (`memory`, `basic` without delay), unthrottled
-    /// or with a target it cannot reach, on the one-thread runtime ycsb uses by default: the workers must still give the
-    /// maxexecutiontime timer and the status line their turn, or the run never ends.
+    /// or with a target it cannot reach, on the one-thread runtime ycsb uses by default: the
+    /// workers must still give the maxexecutiontime timer and the status line their turn, or
+    /// the run never ends.
     #[test]
     fn maxexecutiontime_ends_an_unthrottled_run_of_a_db_that_never_waits() {
         // The third: paced, but far faster than the database can go, so the pacer is always

@@ -272,7 +272,7 @@ impl Shared {
     /// a replacement connection must not add to them), then released.
     fn close(self: &Arc<Self>, error: Error) {
         let mut wake = Vec::new();
-        let first = {
+        let hold_places = {
             let mut p = self.lock_pending();
             let first = p.closed.is_none();
             if first {
@@ -286,10 +286,11 @@ impl Shared {
                     wake.push(waker);
                 }
             }
-            first
+            // Held places are released once, after the first close; none held, nothing to do.
+            first && !calls.is_empty()
         };
         self.closed.store(true, Ordering::Release);
-        if first {
+        if hold_places {
             self.release_places_after_read_timeout();
         }
         wake.into_iter().for_each(Waker::wake);
@@ -307,9 +308,6 @@ impl Shared {
                 let calls = std::mem::take(&mut self.0.lock_pending().calls);
                 drop(calls);
             }
-        }
-        if self.lock_pending().calls.is_empty() {
-            return;
         }
         let release = Release(self.clone());
         match tokio::runtime::Handle::try_current() {
@@ -1093,9 +1091,9 @@ fn dispatch(shared: &Shared, response: frame::Response) -> Result<()> {
     };
     // The reply goes to a caller that waits. No entry: the caller gave up and its answer is
     // overdue (or came a read timeout after the connection closed), or the id was never ours;
-    // an entry without a waker: the caller was already told
-    // (timed out by the check) or gave up. Then the answer is dropped. The entry (its place
-    // under the cap) is dropped after the lock, as is the wakeup.
+    // an entry without a waker: the caller was already told (timed out by the check, or the
+    // connection closed) or gave up. Then the answer is dropped. The entry (its place under
+    // the cap) is dropped after the lock, as is the wakeup.
     let (entry, waker) = {
         let mut p = shared.lock_pending();
         let mut entry = p.calls.remove(&response.call_id);
