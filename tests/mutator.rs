@@ -743,6 +743,91 @@ fn multi_rows(param: &[u8]) -> Vec<Bytes> {
         .collect()
 }
 
+/// Requests carry at most `max_request_rows` actions (default 2,048, as Java's
+/// `hbase.client.max.perrequest.rows`): a region server logs every `Multi` of more than 5,000
+/// rows as a large batch (HBASE-18023) and can be set to refuse them. 5,000 small puts to one
+/// region, through a batch and through a mutator flushed once, go as requests of at most
+/// 2,048 rows (the batch's: 2,048, 2,048 and 904); with the limit set to 100, a batch of 500
+/// goes as five requests of 100. Every row lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_carry_at_most_max_request_rows_actions() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        assert_eq!(client.config().max_request_rows(), 2048);
+        let name = hbase_it::unique_table("multi_rows_cap");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let region = client.admin().region_for_row(&name, b"r").await.unwrap();
+        let server = region.server.clone().expect("region assigned");
+        let table = client.table(&name.to_string()).unwrap();
+        table
+            .put(Put::new("warm").add("cf", "q", "w"))
+            .await
+            .unwrap();
+        let ctl = proxy.control(&server.address());
+        let rows_per_request = |ctl: &hbase_it::proxy::ProxyControl| -> Vec<usize> {
+            ctl.recorded()
+                .iter()
+                .map(|r| multi_rows(&r.param).len())
+                .collect()
+        };
+
+        ctl.record(|r| r.method == "Multi");
+        let actions: Vec<hbase_client::Action> = (0..5000u32)
+            .map(|i| hbase_client::Action::Put(Put::new(format!("b{i:04}")).add("cf", "q", "v")))
+            .collect();
+        for (i, r) in table.batch(&actions).await.into_iter().enumerate() {
+            assert_eq!(
+                r.unwrap_or_else(|e| panic!("put {i}: {e}")),
+                hbase_client::ActionResult::Done
+            );
+        }
+        let batch_requests = rows_per_request(&ctl);
+        assert_eq!(
+            batch_requests,
+            vec![2048, 2048, 904],
+            "rows per batch request"
+        );
+
+        ctl.record(|r| r.method == "Multi");
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(64 << 20),
+            )
+            .unwrap();
+        for i in 0..5000u32 {
+            mutator
+                .mutate(Put::new(format!("m{i:04}")).add("cf", "q", "v"))
+                .await
+                .unwrap();
+        }
+        mutator.close().await.unwrap();
+        let mutator_requests = rows_per_request(&ctl);
+        eprintln!("rows per mutator request: {mutator_requests:?}");
+        assert_eq!(mutator_requests.iter().sum::<usize>(), 5000);
+        assert!(
+            mutator_requests.len() >= 3 && mutator_requests.iter().all(|&n| n <= 2048),
+            "rows per mutator request: {mutator_requests:?}"
+        );
+        assert_eq!(count_rows(&client, &name.to_string()).await.len(), 10_001);
+
+        let capped = hbase_it::proxied_client(&proxy, |b| b.max_request_rows(100)).await;
+        let table = capped.table(&name.to_string()).unwrap();
+        table
+            .put(Put::new("warm").add("cf", "q", "w"))
+            .await
+            .unwrap();
+        ctl.record(|r| r.method == "Multi");
+        for r in table.batch(&actions[..500]).await {
+            r.unwrap();
+        }
+        assert_eq!(rows_per_request(&ctl), vec![100; 5]);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// With two requests in flight per region allowed, a row's writes still go one request at a
 /// time, in buffered order. Buffered: k, a, b, k again, c (1 KiB each, one region), with
 /// requests of two puts' size and the server's answers held at the proxy. One request takes k

@@ -1,6 +1,6 @@
 //! Running many actions of one table as `Multi` RPCs, each with a `RegionAction` per region:
-//! in every round, each server's actions go in requests of at most `max_request_size` bytes,
-//! within the per-server and per-region task limits. A round is one attempt of the runtime's retrying caller: failed
+//! in every round, each server's actions go in requests of at most `max_request_size` bytes
+//! and `max_request_rows` actions, within the per-server and per-region task limits. A round is one attempt of the runtime's retrying caller: failed
 //! actions are retried (after relocation) in later rounds; actions that succeeded, or failed
 //! for good, are never sent again.
 //!
@@ -342,8 +342,9 @@ impl<'a> Batch<'a> {
         by_server
     }
 
-    /// Sends one server's share of a round as requests of at most `max_request_size` bytes (a
-    /// region's actions may span requests; a single larger action goes alone), at most
+    /// Sends one server's share of a round as requests of at most `max_request_size` bytes and
+    /// `max_request_rows` actions (a region's actions may span requests; a single larger
+    /// action goes alone), at most
     /// `max_tasks_per_server` in flight to the server and `max_tasks_per_region` for any one
     /// region (HBase's `hbase.client.max.perserver.tasks` and `perregion.tasks`, as in Java's
     /// AsyncProcess). Each request is formed when a task is free, from the front of the
@@ -361,7 +362,7 @@ impl<'a> Batch<'a> {
             config.max_tasks_per_server.max(1),
             config.max_tasks_per_region.max(1),
         );
-        let limit = config.max_request_size;
+        let (limit, row_limit) = (config.max_request_size, config.max_request_rows.max(1));
         let mut queues: Vec<RegionQueue> = regions
             .into_iter()
             .map(|(loc, idxs)| RegionQueue {
@@ -384,6 +385,7 @@ impl<'a> Batch<'a> {
                 };
                 let mut used: Vec<usize> = Vec::new();
                 let mut bytes = 0usize;
+                let mut rows = 0usize;
                 while let Some(r) = ready.pop_front() {
                     let q = &mut queues[r];
                     if q.tasks >= region_limit {
@@ -393,10 +395,11 @@ impl<'a> Batch<'a> {
                     let mut part = Vec::new();
                     while let Some(&idx) = q.idxs.front() {
                         let size = self.sizes[idx];
-                        if bytes > 0 && bytes + size > limit {
+                        if (bytes > 0 && bytes + size > limit) || rows >= row_limit {
                             break;
                         }
                         bytes += size;
+                        rows += 1;
                         part.push(idx);
                         q.idxs.pop_front();
                     }

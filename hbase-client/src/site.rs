@@ -20,6 +20,7 @@
 //! | `hbase.client.max.perserver.tasks` | [`ClientConfigBuilder::max_tasks_per_server`] |
 //! | `hbase.client.max.perregion.tasks` | [`ClientConfigBuilder::max_tasks_per_region`] |
 //! | `hbase.client.max.perrequest.heapsize` (bytes) | [`ClientConfigBuilder::max_request_size`] |
+//! | `hbase.client.max.perrequest.rows` | [`ClientConfigBuilder::max_request_rows`] |
 //! | `hbase.client.scanner.caching` | [`ClientConfigBuilder::scanner_caching`] |
 //! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
 //! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
@@ -47,7 +48,7 @@ use crate::runtime::config::{ClientConfig, ClientConfigBuilder, Registry};
 use crate::security::{Kerberos, Protection, Tls};
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 31] = [
+pub const HONOURED_PROPERTIES: [&str; 32] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -61,6 +62,7 @@ pub const HONOURED_PROPERTIES: [&str; 31] = [
     "hbase.client.max.perserver.tasks",
     "hbase.client.max.perregion.tasks",
     "hbase.client.max.perrequest.heapsize",
+    "hbase.client.max.perrequest.rows",
     "hbase.client.scanner.caching",
     "hbase.client.scanner.max.result.size",
     "hbase.client.keyvalue.maxsize",
@@ -337,6 +339,10 @@ impl HbaseSite {
             (
                 "hbase.client.max.perrequest.heapsize",
                 ClientConfigBuilder::max_request_size,
+            ),
+            (
+                "hbase.client.max.perrequest.rows",
+                ClientConfigBuilder::max_request_rows,
             ),
         ] {
             if let Some(n) = self.number::<usize>(name, positive)? {
@@ -664,6 +670,7 @@ mod tests {
   <property><name>hbase.client.max.perserver.tasks</name><value>3</value></property>
   <property><name>hbase.client.max.perregion.tasks</name><value>2</value></property>
   <property><name>hbase.client.max.perrequest.heapsize</name><value>1048576</value></property>
+  <property><name>hbase.client.max.perrequest.rows</name><value>500</value></property>
   <property><name>hbase.client.scanner.max.result.size</name><value>1048576</value></property>
   <property><name>hbase.client.keyvalue.maxsize</name><value>-1</value></property>
   <property><name>hbase.client.rpc.compressor</name><value>org.apache.hadoop.io.compress.SnappyCodec</value></property>
@@ -693,6 +700,7 @@ mod tests {
         assert_eq!(c.max_tasks_per_server(), 3);
         assert_eq!(c.max_tasks_per_region(), 2);
         assert_eq!(c.max_request_size(), 1 << 20);
+        assert_eq!(c.max_request_rows(), 500);
         assert_eq!(c.scanner_max_result_size(), 1 << 20);
         assert_eq!(c.keyvalue_max_size(), usize::MAX);
         assert_eq!(c.cellblock_compression(), CellBlockCompression::Snappy);

@@ -148,6 +148,7 @@ pub(super) struct Dispatch<O> {
     tasks_per_server: usize,
     tasks_per_region: usize,
     max_request_size: usize,
+    max_request_rows: usize,
     /// The client's write budget: whether writers wait for room (see [`lingers`]).
     budget: Arc<WriteBudget>,
     state: Mutex<State<O>>,
@@ -288,6 +289,7 @@ impl<O: Owner> Dispatch<O> {
             tasks_per_server: c.max_tasks_per_server,
             tasks_per_region: c.max_tasks_per_region,
             max_request_size: c.max_request_size,
+            max_request_rows: c.max_request_rows,
             budget,
             rt,
             table,
@@ -791,8 +793,9 @@ impl<O: Owner> Dispatch<O> {
                     entries: Vec::new(),
                 };
                 let mut bytes = 0usize;
+                let mut rows = 0usize;
                 taken.clear();
-                while bytes < self.max_request_size {
+                while bytes < self.max_request_size && rows < self.max_request_rows {
                     let Some(key) = sq.ready.pop_front() else {
                         break;
                     };
@@ -811,7 +814,7 @@ impl<O: Owner> Dispatch<O> {
                     let first = q.entries.front().map_or(0, |e| e.seq);
                     let in_flight = q.answered_below(first);
                     for e in q.entries.iter() {
-                        if bytes >= self.max_request_size {
+                        if bytes >= self.max_request_size || rows >= self.max_request_rows {
                             full = true;
                             break;
                         }
@@ -823,6 +826,7 @@ impl<O: Owner> Dispatch<O> {
                         bytes += e.bytes as usize;
                         take_bytes += e.bytes as usize;
                         take += 1;
+                        rows += 1;
                     }
                     if take > 0 {
                         q.tasks += 1;

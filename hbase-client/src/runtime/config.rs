@@ -56,6 +56,7 @@ pub struct ClientConfig {
     pub(crate) max_tasks_per_server: usize,
     pub(crate) max_tasks_per_region: usize,
     pub(crate) max_request_size: usize,
+    pub(crate) max_request_rows: usize,
     pub(crate) scanner_caching: u32,
     pub(crate) scanner_max_result_size: u64,
     pub(crate) keyvalue_max_size: usize,
@@ -97,6 +98,7 @@ impl fmt::Debug for ClientConfig {
             .field("max_tasks_per_server", &self.max_tasks_per_server)
             .field("max_tasks_per_region", &self.max_tasks_per_region)
             .field("max_request_size", &self.max_request_size)
+            .field("max_request_rows", &self.max_request_rows)
             .field("scanner_caching", &self.scanner_caching)
             .field("scanner_max_result_size", &self.scanner_max_result_size)
             .field("keyvalue_max_size", &self.keyvalue_max_size)
@@ -137,6 +139,7 @@ impl ClientConfig {
                 max_tasks_per_server: 2,
                 max_tasks_per_region: 1,
                 max_request_size: DEFAULT_MAX_REQUEST_SIZE,
+                max_request_rows: DEFAULT_MAX_REQUEST_ROWS,
                 scanner_caching: DEFAULT_SCANNER_CACHING,
                 scanner_max_result_size: DEFAULT_SCANNER_MAX_RESULT_SIZE,
                 keyvalue_max_size: crate::rpc::cellblock::MAX_KEYVALUE_SIZE,
@@ -246,6 +249,11 @@ impl ClientConfig {
         self.max_request_size
     }
 
+    /// Actions (rows) in one `Multi` request.
+    pub fn max_request_rows(&self) -> usize {
+        self.max_request_rows
+    }
+
     /// Rows per scan RPC when a [`Scan`](crate::Scan) does not say.
     pub fn scanner_caching(&self) -> u32 {
         self.scanner_caching
@@ -320,6 +328,9 @@ pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
 /// Default [`ClientConfig::max_request_size`]: 4 MiB of mutations per `Multi` request, as
 /// HBase's `hbase.client.max.perrequest.heapsize`.
 pub const DEFAULT_MAX_REQUEST_SIZE: usize = 4 * 1024 * 1024;
+/// Default [`ClientConfig::max_request_rows`]: 2,048 actions per `Multi` request, as HBase's
+/// `hbase.client.max.perrequest.rows`.
+pub const DEFAULT_MAX_REQUEST_ROWS: usize = 2048;
 // The scanner defaults belong to the request type that falls back on them.
 pub use crate::ops::{DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
 
@@ -486,6 +497,17 @@ impl ClientConfigBuilder {
     /// [`heap_size`](crate::Mutation::heap_size).
     pub fn max_request_size(mut self, bytes: usize) -> Self {
         self.config.max_request_size = bytes.max(1);
+        self
+    }
+
+    /// Actions (rows: puts, deletes, gets, ...) in one `Multi` request; larger batches are
+    /// split into several (default 2,048, as HBase's `hbase.client.max.perrequest.rows`). A
+    /// region server logs every request of more than `hbase.rpc.rows.warning.threshold`
+    /// (5,000) rows as a large batch, and refuses them with
+    /// `hbase.rpc.rows.size.threshold.reject`. Applies to buffered mutators and to
+    /// [`Table::batch`](crate::Table::batch).
+    pub fn max_request_rows(mut self, rows: usize) -> Self {
+        self.config.max_request_rows = rows.max(1);
         self
     }
 
