@@ -743,6 +743,29 @@ fn multi_rows(param: &[u8]) -> Vec<Bytes> {
         .collect()
 }
 
+/// A new table of one region, its location known to `client` (one put, row "warm"), and the
+/// proxy's control of the region's server.
+async fn one_located_region(
+    proxy: &FaultProxy,
+    client: &Client,
+    prefix: &str,
+) -> (
+    hbase_client::TableName,
+    hbase_client::Table,
+    Arc<hbase_it::proxy::ProxyControl>,
+) {
+    let name = hbase_it::unique_table(prefix);
+    hbase_it::create_table(client, &name, &[]).await;
+    let region = client.admin().region_for_row(&name, b"r").await.unwrap();
+    let server = region.server.clone().expect("region assigned");
+    let table = client.table(&name.to_string()).unwrap();
+    table
+        .put(Put::new("warm").add("cf", "q", "w"))
+        .await
+        .unwrap();
+    (name, table, proxy.control(&server.address()))
+}
+
 /// Requests carry at most `max_request_rows` actions (default 2,048, as Java's
 /// `hbase.client.max.perrequest.rows`): a region server logs every `Multi` of more than 5,000
 /// rows as a large batch (HBASE-18023) and can be set to refuse them. 5,000 small puts to one
@@ -755,16 +778,7 @@ async fn requests_carry_at_most_max_request_rows_actions() {
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| b).await;
         assert_eq!(client.config().max_request_rows(), 2048);
-        let name = hbase_it::unique_table("multi_rows_cap");
-        hbase_it::create_table(&client, &name, &[]).await;
-        let region = client.admin().region_for_row(&name, b"r").await.unwrap();
-        let server = region.server.clone().expect("region assigned");
-        let table = client.table(&name.to_string()).unwrap();
-        table
-            .put(Put::new("warm").add("cf", "q", "w"))
-            .await
-            .unwrap();
-        let ctl = proxy.control(&server.address());
+        let (name, table, ctl) = one_located_region(&proxy, &client, "multi_rows_cap").await;
         let rows_per_request = |ctl: &hbase_it::proxy::ProxyControl| -> Vec<usize> {
             ctl.recorded()
                 .iter()
@@ -823,6 +837,69 @@ async fn requests_carry_at_most_max_request_rows_actions() {
             r.unwrap();
         }
         assert_eq!(rows_per_request(&ctl), vec![100; 5]);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A mutator's dispatcher cuts its requests at `max_request_rows` itself, not only the batch
+/// sender below it: with two requests in flight per region, a row written twice in one flush
+/// must not be in both. 300 puts to one region (row r000 again at position 150), rows capped
+/// at 100, the server's answers held at the proxy: the two requests in flight carry rows
+/// 0-99 and 100-149 (the second ends where the row of the first comes again). Cut at 300 by
+/// the dispatcher and split by the sender instead, they would carry 100 rows each, r000 in
+/// both. Released, the rest follows, and r000 holds its second value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client =
+            hbase_it::proxied_client(&proxy, |b| b.max_request_rows(100).max_tasks_per_region(2))
+                .await;
+        let (name, table, ctl) = one_located_region(&proxy, &client, "mutator_rows_cap").await;
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(64 << 20),
+            )
+            .unwrap();
+        for i in 0..300u32 {
+            let put = if i == 150 {
+                Put::new("r000").add("cf", "q", "second")
+            } else {
+                Put::new(format!("r{i:03}")).add("cf", "q", "first")
+            };
+            mutator.mutate(put).await.unwrap();
+        }
+        let flush = tokio::spawn({
+            let mutator = mutator.clone();
+            async move { mutator.flush().await }
+        });
+        while ctl.recorded().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let held: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_rows(&r.param))
+            .collect();
+        ctl.hold_responses(false);
+        flush.await.unwrap().unwrap();
+        mutator.close().await.unwrap();
+        // Sent at once, they may reach the server in either order.
+        let mut sizes: Vec<usize> = held.iter().map(Vec::len).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, vec![50, 100], "rows of the two requests in flight");
+        let with_r000 = held
+            .iter()
+            .filter(|rows| rows.iter().any(|r| &r[..] == b"r000"))
+            .count();
+        assert_eq!(with_r000, 1, "requests in flight with row r000");
+        let got = table.get(Get::new("r000")).await.unwrap().expect("row");
+        assert_eq!(got.value(b"cf", b"q"), Some(&b"second"[..]));
+        assert_eq!(count_rows(&client, &name.to_string()).await.len(), 300);
         hbase_it::drop_table(&client, &name).await;
     })
     .await;

@@ -1,8 +1,9 @@
 //! Running many actions of one table as `Multi` RPCs, each with a `RegionAction` per region:
 //! in every round, each server's actions go in requests of at most `max_request_size` bytes
-//! and `max_request_rows` actions, within the per-server and per-region task limits. A round is one attempt of the runtime's retrying caller: failed
-//! actions are retried (after relocation) in later rounds; actions that succeeded, or failed
-//! for good, are never sent again.
+//! and `max_request_rows` actions, within the per-server and per-region task limits. A round
+//! is one attempt of the runtime's retrying caller: failed actions are retried (after
+//! relocation) in later rounds; actions that succeeded, or failed for good, are never sent
+//! again.
 //!
 //! Each increment and append gets a nonce before the first round and keeps it in every round
 //! (`MultiRequest.nonceGroup` and its own `MutationProto.nonce`), so the server applies it once.
@@ -344,10 +345,9 @@ impl<'a> Batch<'a> {
 
     /// Sends one server's share of a round as requests of at most `max_request_size` bytes and
     /// `max_request_rows` actions (a region's actions may span requests; a single larger
-    /// action goes alone), at most
-    /// `max_tasks_per_server` in flight to the server and `max_tasks_per_region` for any one
-    /// region (HBase's `hbase.client.max.perserver.tasks` and `perregion.tasks`, as in Java's
-    /// AsyncProcess). Each request is formed when a task is free, from the front of the
+    /// action goes alone), at most `max_tasks_per_server` in flight to the server and
+    /// `max_tasks_per_region` for any one region (HBase's `hbase.client.max.perserver.tasks`
+    /// and `perregion.tasks`, as in Java's AsyncProcess). Each request is formed when a task is free, from the front of the
     /// regions that have one to spare: a region busy with its limit waits, and a later region
     /// goes instead. A region's actions are sent in the caller's order.
     async fn send_to_server(

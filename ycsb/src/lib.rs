@@ -230,6 +230,25 @@ pub async fn execute(args: &[String]) -> Result<Outcome, Error> {
             let p = build_properties(&[], &inv.cli_props)?;
             sweep::sweep(args, &p, &classpath(&sw.common)).await
         }
+        Command::CatalogJanitor(c) => {
+            note_jvm_args(&c);
+            let p = build_properties(&c.files, &inv.cli_props)?;
+            let client = hbase::connect(&p, &classpath(&c)).await?;
+            let ran = client
+                .admin()
+                .run_catalog_janitor()
+                .await
+                .map_err(|e| Error::Hbase(format!("cannot run the catalog janitor: {e}")))?;
+            Ok(Outcome {
+                stdout: match ran {
+                    Some(n) => format!(
+                        "catalog janitor ran: {n} merged or split parent region(s) to clean up\n"
+                    ),
+                    None => "catalog janitor already running on the master\n".to_string(),
+                },
+                ..Outcome::default()
+            })
+        }
         Command::CreateTable(c) => {
             note_jvm_args(&c.common);
             let p = build_properties(&c.common.files, &inv.cli_props)?;

@@ -243,6 +243,19 @@ impl Admin {
         Ok(resp.enabled)
     }
 
+    /// Runs the master's catalog janitor once, now (HBase's `Admin.runCatalogJanitor`): it
+    /// scans `hbase:meta` and starts the clean-up of the parents of merged and split regions
+    /// that nothing refers to any more (a procedure then deletes each parent's row, so a
+    /// parent may be counted again by a run before that). Returns how many clean-ups the run
+    /// counted, or `None` when the server's janitor was already running (HBase answers -1).
+    /// The master also runs it on its own, every `hbase.catalogjanitor.interval` (5 minutes).
+    pub async fn run_catalog_janitor(&self) -> Result<Option<u32>> {
+        let resp: hbase_proto::RunCatalogScanResponse = self
+            .master_call("RunCatalogScan", &hbase_proto::RunCatalogScanRequest {})
+            .await?;
+        Ok(u32::try_from(resp.scan_result.unwrap_or(0)).ok())
+    }
+
     /// Runs the balancer once; true when it ran (it does not while regions are in transition
     /// or when it is switched off).
     pub async fn balance(&self) -> Result<bool> {

@@ -623,9 +623,10 @@ struct Batch {
 /// frees faster when it spends less per request. Held at most `LINGER` (the dispatcher
 /// runs a pass when the earliest hold ends, even if nothing else happens), and never when
 /// nothing else is in flight. `bound` is the most a request could carry (the smaller of the
-/// request size and the whole budget): a quarter of it is enough.
-fn lingers(b: Batch, bound: usize) -> bool {
-    b.rows < LINGER_ROWS && b.bytes < bound / 4 && b.waited < LINGER
+/// request size and the whole budget): a quarter of it is enough; so is `LINGER_ROWS` rows,
+/// or a request's `row_bound`.
+fn lingers(b: Batch, bound: usize, row_bound: usize) -> bool {
+    b.rows < LINGER_ROWS.min(row_bound) && b.bytes < bound / 4 && b.waited < LINGER
 }
 
 impl<O: Owner> Dispatch<O> {
@@ -766,7 +767,11 @@ impl<O: Owner> Dispatch<O> {
                     bytes,
                     waited: now.saturating_duration_since(since),
                 };
-                if lingers(batch, self.max_request_size.min(self.budget.limit())) {
+                if lingers(
+                    batch,
+                    self.max_request_size.min(self.budget.limit()),
+                    self.max_request_rows,
+                ) {
                     let ends = since + LINGER;
                     hold_ends = Some(hold_ends.map_or(ends, |e| e.min(ends)));
                     continue;
@@ -1111,20 +1116,21 @@ mod tests {
 
     #[test]
     fn a_small_request_lingers_until_it_has_enough_rows_or_bytes_or_has_waited_long_enough() {
-        let bound = 4 << 20;
+        let (bound, rows) = (4 << 20, 2048);
         let small = Batch {
             rows: 40,
             bytes: 40 * 400,
             waited: Duration::from_millis(5),
         };
-        assert!(lingers(small, bound));
+        assert!(lingers(small, bound, rows));
         // Enough rows.
         assert!(!lingers(
             Batch {
                 rows: LINGER_ROWS,
                 ..small
             },
-            bound
+            bound,
+            rows
         ));
         // Few rows, but large ones: a quarter of what a request (or the budget) can carry.
         assert!(!lingers(
@@ -1132,17 +1138,21 @@ mod tests {
                 bytes: bound / 4,
                 ..small
             },
-            bound
+            bound,
+            rows
         ));
         // A budget smaller than the request size bounds what can ever be ready.
-        assert!(!lingers(small, small.bytes * 4));
+        assert!(!lingers(small, small.bytes * 4, rows));
+        // A request full by rows (a row cap below LINGER_ROWS) leaves.
+        assert!(!lingers(small, bound, small.rows));
         // Held long enough.
         assert!(!lingers(
             Batch {
                 waited: LINGER,
                 ..small
             },
-            bound
+            bound,
+            rows
         ));
     }
 }

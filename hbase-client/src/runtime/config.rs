@@ -249,7 +249,7 @@ impl ClientConfig {
         self.max_request_size
     }
 
-    /// Actions (rows) in one `Multi` request.
+    /// Actions (rows) in one `Multi` request, at most.
     pub fn max_request_rows(&self) -> usize {
         self.max_request_rows
     }
@@ -503,8 +503,8 @@ impl ClientConfigBuilder {
     /// Actions (rows: puts, deletes, gets, ...) in one `Multi` request; larger batches are
     /// split into several (default 2,048, as HBase's `hbase.client.max.perrequest.rows`). A
     /// region server logs every request of more than `hbase.rpc.rows.warning.threshold`
-    /// (5,000) rows as a large batch, and refuses them with
-    /// `hbase.rpc.rows.size.threshold.reject`. Applies to buffered mutators and to
+    /// (5,000) rows as a large batch, and refuses them when
+    /// `hbase.rpc.rows.size.threshold.reject` is true. Applies to buffered mutators and to
     /// [`Table::batch`](crate::Table::batch).
     pub fn max_request_rows(mut self, rows: usize) -> Self {
         self.config.max_request_rows = rows.max(1);
