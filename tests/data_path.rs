@@ -211,6 +211,7 @@ async fn batch_of_10000_mixed_actions_is_one_round_of_multis_per_server() {
         t.exists(Get::new(key(i))).await.unwrap();
     }
 
+    let regions = client.admin().list_regions(&name).await.unwrap();
     let before = client.stats();
     let actions: Vec<Action> = (0..10_000)
         .map(|i| match i % 3 {
@@ -232,7 +233,6 @@ async fn batch_of_10000_mixed_actions_is_one_round_of_multis_per_server() {
             (k, other) => panic!("action {i} (kind {k}) gave {other:?}"),
         }
     }
-    let regions = client.admin().list_regions(&name).await.unwrap();
     let servers: HashSet<String> = regions
         .iter()
         .map(|r| r.server.clone().unwrap().address())

@@ -905,6 +905,66 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
     .await;
 }
 
+/// The dispatcher cuts a request by bytes as the sender below it does: an entry that would
+/// take the request past `max_request_size` goes in the next one. Cut one entry later (the
+/// dispatcher's rule before), the sender split the request again there and sent both parts at
+/// once: with two requests in flight per region, a row's two writes were in flight together.
+/// Buffered: k, a, k again (same size s each), requests of 2.5 s, the server's answers held:
+/// in flight are k and a only; released, the second k follows, and k holds its second value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_cut_by_bytes_is_not_split_again_below() {
+    bounded(240, async {
+        let put = |row: &str, tag: &str| {
+            Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
+        };
+        let order = [("k", "k1"), ("a", "a_"), ("k", "k2")];
+        let counted = |r, t| BufferedMutator::budgeted_size(&put(r, t).into());
+        let size = counted("k", "k1");
+        assert!(order.iter().all(|&(r, t)| counted(r, t) == size));
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.max_tasks_per_region(2)
+                .max_request_size(2 * size + size / 2)
+        })
+        .await;
+        let (name, table, ctl) = one_located_region(&proxy, &client, "mutator_byte_cut").await;
+        let mutator = client
+            .buffered_mutator(&name.to_string(), MutatorConfig::default())
+            .unwrap();
+        for (row, tag) in order {
+            mutator.mutate(put(row, tag)).await.unwrap();
+        }
+        ctl.record(|r| r.method == "Multi");
+        ctl.hold_responses(true);
+        let flush = tokio::spawn({
+            let mutator = mutator.clone();
+            async move { mutator.flush().await }
+        });
+        // Before, both parts were written at once: by the time the first is seen here, the
+        // second has come with it.
+        while ctl.recorded().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let held: Vec<Vec<Bytes>> = ctl
+            .recorded()
+            .iter()
+            .map(|r| multi_rows(&r.param))
+            .collect();
+        ctl.hold_responses(false);
+        flush.await.unwrap().unwrap();
+        mutator.close().await.unwrap();
+        assert_eq!(
+            held,
+            vec![vec![Bytes::from_static(b"k"), Bytes::from_static(b"a")]],
+            "requests in flight while the first was held"
+        );
+        let got = table.get(Get::new("k")).await.unwrap().expect("row k");
+        assert!(got.value(b"cf", b"q").unwrap().starts_with(b"k2:"));
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// With two requests in flight per region allowed, a row's writes still go one request at a
 /// time, in buffered order. Buffered: k, a, b, k again, c (1 KiB each, one region), with
 /// requests of two puts' size and the server's answers held at the proxy. One request takes k

@@ -819,7 +819,13 @@ impl<O: Owner> Dispatch<O> {
                     let first = q.entries.front().map_or(0, |e| e.seq);
                     let in_flight = q.answered_below(first);
                     for e in q.entries.iter() {
-                        if bytes >= self.max_request_size || rows >= self.max_request_rows {
+                        // The sender's rule (`multi.rs`): an entry that would take the
+                        // request past its size goes in the next one (unless it is the
+                        // request's first). Cut one entry later, a request was split again
+                        // there and both parts sent at once, a row's two writes with them.
+                        if rows >= self.max_request_rows
+                            || (bytes > 0 && bytes + e.bytes as usize > self.max_request_size)
+                        {
                             full = true;
                             break;
                         }
@@ -840,8 +846,10 @@ impl<O: Owner> Dispatch<O> {
                         taken.push((take, take_bytes));
                     }
                     if full {
-                        // The request is full; the rest goes in the next one.
+                        // The request is full (its size need not be reached: the next entry
+                        // did not fit); the rest goes in the next one.
                         sq.ready.push_front(key);
+                        break;
                     } else {
                         // All taken, or blocked on a row in flight: listed again when a task
                         // of it ends.
