@@ -842,6 +842,32 @@ async fn requests_carry_at_most_max_request_rows_actions() {
     .await;
 }
 
+/// Flushes `mutator` while `ctl` holds the server's answers (recording Multis): the rows of
+/// each request recorded once at least `requests` are; then releases the answers, and waits
+/// for the flush and the mutator's close.
+async fn rows_in_flight_during_flush(
+    ctl: &hbase_it::proxy::ProxyControl,
+    mutator: &BufferedMutator,
+    requests: usize,
+) -> Vec<Vec<Bytes>> {
+    let flush = tokio::spawn({
+        let mutator = mutator.clone();
+        async move { mutator.flush().await }
+    });
+    while ctl.recorded().len() < requests {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let held = ctl
+        .recorded()
+        .iter()
+        .map(|r| multi_rows(&r.param))
+        .collect();
+    ctl.hold_responses(false);
+    flush.await.unwrap().unwrap();
+    mutator.close().await.unwrap();
+    held
+}
+
 /// A mutator's dispatcher cuts its requests at `max_request_rows` itself, not only the batch
 /// sender below it: with two requests in flight per region, a row written twice in one flush
 /// must not be in both. 300 puts to one region (row r000 again at position 150), rows capped
@@ -873,21 +899,7 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
             };
             mutator.mutate(put).await.unwrap();
         }
-        let flush = tokio::spawn({
-            let mutator = mutator.clone();
-            async move { mutator.flush().await }
-        });
-        while ctl.recorded().len() < 2 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let held: Vec<Vec<Bytes>> = ctl
-            .recorded()
-            .iter()
-            .map(|r| multi_rows(&r.param))
-            .collect();
-        ctl.hold_responses(false);
-        flush.await.unwrap().unwrap();
-        mutator.close().await.unwrap();
+        let held = rows_in_flight_during_flush(&ctl, &mutator, 2).await;
         // Sent at once, they may reach the server in either order.
         let mut sizes: Vec<usize> = held.iter().map(Vec::len).collect();
         sizes.sort_unstable();
@@ -936,23 +948,9 @@ async fn a_request_cut_by_bytes_is_not_split_again_below() {
         }
         ctl.record(|r| r.method == "Multi");
         ctl.hold_responses(true);
-        let flush = tokio::spawn({
-            let mutator = mutator.clone();
-            async move { mutator.flush().await }
-        });
-        // Before, both parts were written at once: by the time the first is seen here, the
-        // second has come with it.
-        while ctl.recorded().is_empty() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let held: Vec<Vec<Bytes>> = ctl
-            .recorded()
-            .iter()
-            .map(|r| multi_rows(&r.param))
-            .collect();
-        ctl.hold_responses(false);
-        flush.await.unwrap().unwrap();
-        mutator.close().await.unwrap();
+        // Before, both parts were written at once: by the time the first is seen, the second
+        // has come with it.
+        let held = rows_in_flight_during_flush(&ctl, &mutator, 1).await;
         assert_eq!(
             held,
             vec![vec![Bytes::from_static(b"k"), Bytes::from_static(b"a")]],
