@@ -743,29 +743,6 @@ fn multi_rows(param: &[u8]) -> Vec<Bytes> {
         .collect()
 }
 
-/// A new table of one region, its location known to `client` (one put, row "warm"), and the
-/// proxy's control of the region's server.
-async fn one_located_region(
-    proxy: &FaultProxy,
-    client: &Client,
-    prefix: &str,
-) -> (
-    hbase_client::TableName,
-    hbase_client::Table,
-    Arc<hbase_it::proxy::ProxyControl>,
-) {
-    let name = hbase_it::unique_table(prefix);
-    hbase_it::create_table(client, &name, &[]).await;
-    let region = client.admin().region_for_row(&name, b"r").await.unwrap();
-    let server = region.server.clone().expect("region assigned");
-    let table = client.table(&name.to_string()).unwrap();
-    table
-        .put(Put::new("warm").add("cf", "q", "w"))
-        .await
-        .unwrap();
-    (name, table, proxy.control(&server.address()))
-}
-
 /// Requests carry at most `max_request_rows` actions (default 2,048, as Java's
 /// `hbase.client.max.perrequest.rows`): a region server logs every `Multi` of more than 5,000
 /// rows as a large batch (HBASE-18023) and can be set to refuse them. 5,000 small puts to one
@@ -778,7 +755,8 @@ async fn requests_carry_at_most_max_request_rows_actions() {
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| b).await;
         assert_eq!(client.config().max_request_rows(), 2048);
-        let (name, table, ctl) = one_located_region(&proxy, &client, "multi_rows_cap").await;
+        let (name, table, ctl) =
+            hbase_it::one_region_table(&client, &proxy, "multi_rows_cap").await;
         let rows_per_request = |ctl: &hbase_it::proxy::ProxyControl| -> Vec<usize> {
             ctl.recorded()
                 .iter()
@@ -882,7 +860,8 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
         let client =
             hbase_it::proxied_client(&proxy, |b| b.max_request_rows(100).max_tasks_per_region(2))
                 .await;
-        let (name, table, ctl) = one_located_region(&proxy, &client, "mutator_rows_cap").await;
+        let (name, table, ctl) =
+            hbase_it::one_region_table(&client, &proxy, "mutator_rows_cap").await;
         ctl.record(|r| r.method == "Multi");
         ctl.hold_responses(true);
         let mutator = client
@@ -917,6 +896,19 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
     .await;
 }
 
+/// A put of `row` whose value is `tag:` and 1 KiB: puts of equal tags' lengths are of one size.
+fn tagged_put(row: &str, tag: &str) -> Put {
+    Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
+}
+
+/// The budgeted size every `tagged_put` of `order` has (asserted equal).
+fn one_budgeted_size(order: &[(&str, &str)]) -> usize {
+    let counted = |&(r, t): &(&str, &str)| BufferedMutator::budgeted_size(&tagged_put(r, t).into());
+    let size = counted(&order[0]);
+    assert!(order.iter().all(|o| counted(o) == size));
+    size
+}
+
 /// The dispatcher cuts a request by bytes as the sender below it does: an entry that would
 /// take the request past `max_request_size` goes in the next one. Cut one entry later (the
 /// dispatcher's rule before), the sender split the request again there and sent both parts at
@@ -926,25 +918,21 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_cut_by_bytes_is_not_split_again_below() {
     bounded(240, async {
-        let put = |row: &str, tag: &str| {
-            Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
-        };
         let order = [("k", "k1"), ("a", "a_"), ("k", "k2")];
-        let counted = |r, t| BufferedMutator::budgeted_size(&put(r, t).into());
-        let size = counted("k", "k1");
-        assert!(order.iter().all(|&(r, t)| counted(r, t) == size));
+        let size = one_budgeted_size(&order);
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.max_tasks_per_region(2)
                 .max_request_size(2 * size + size / 2)
         })
         .await;
-        let (name, table, ctl) = one_located_region(&proxy, &client, "mutator_byte_cut").await;
+        let (name, table, ctl) =
+            hbase_it::one_region_table(&client, &proxy, "mutator_byte_cut").await;
         let mutator = client
             .buffered_mutator(&name.to_string(), MutatorConfig::default())
             .unwrap();
         for (row, tag) in order {
-            mutator.mutate(put(row, tag)).await.unwrap();
+            mutator.mutate(tagged_put(row, tag)).await.unwrap();
         }
         ctl.record(|r| r.method == "Multi");
         ctl.hold_responses(true);
@@ -971,9 +959,6 @@ async fn a_request_cut_by_bytes_is_not_split_again_below() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_in_flight_ends_its_regions_next_request() {
     bounded(240, async {
-        let put = |row: &str, tag: &str| {
-            Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
-        };
         let order = [
             ("k", "k1"),
             ("a", "a_"),
@@ -981,11 +966,8 @@ async fn a_row_in_flight_ends_its_regions_next_request() {
             ("k", "k2"),
             ("c", "c_"),
         ];
-        // All five are the same size: exactly two fill a request (the dispatcher's cut and
-        // the multi layer's agree at this size).
-        let counted = |r, t| BufferedMutator::budgeted_size(&put(r, t).into());
-        let size = counted("k", "k1");
-        assert!(order.iter().all(|&(r, t)| counted(r, t) == size));
+        // All five are the same size: exactly two fill a request.
+        let size = one_budgeted_size(&order);
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.max_tasks_per_region(2).max_request_size(2 * size)
@@ -1006,7 +988,7 @@ async fn a_row_in_flight_ends_its_regions_next_request() {
             .buffered_mutator(&name.to_string(), MutatorConfig::default())
             .unwrap();
         for (row, tag) in order {
-            mutator.mutate(put(row, tag)).await.unwrap();
+            mutator.mutate(tagged_put(row, tag)).await.unwrap();
         }
         ctl.record(|r| r.method == "Multi");
         ctl.hold_responses(true);

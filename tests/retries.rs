@@ -16,7 +16,7 @@ use hbase_client::{
     Increment, Put, RowMutations, ServerName, TableName,
 };
 use hbase_it::proxy::{proto_fields, FaultProxy, Field, ProxyControl, RequestInfo};
-use hbase_it::{bounded, server_of};
+use hbase_it::{bounded, one_region_table, server_of};
 
 /// A varint field of a protobuf message.
 fn varint(msg: &[u8], field: u32) -> Option<u64> {
@@ -66,24 +66,6 @@ async fn client_with_short_rpc(proxy: &FaultProxy) -> Client {
             .operation_timeout(Duration::from_secs(30))
     })
     .await
-}
-
-/// A one-region table and the proxy control of the server hosting it (a connection to it
-/// is open and its location cached).
-async fn one_region_table(
-    client: &Client,
-    proxy: &FaultProxy,
-    prefix: &str,
-) -> (TableName, hbase_client::Table, Arc<ProxyControl>) {
-    let name = hbase_it::unique_table(prefix);
-    hbase_it::create_table(client, &name, &[]).await;
-    let table = client.table(&name.to_string()).unwrap();
-    table
-        .put(Put::new("warm").add("cf", "q", "x"))
-        .await
-        .unwrap();
-    let server = server_of(client, &name, "warm").await.address();
-    (name, table, proxy.control(&server))
 }
 
 fn counter(row: &hbase_client::RowResult, q: &str) -> i64 {

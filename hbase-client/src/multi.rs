@@ -107,6 +107,31 @@ struct Tracked {
     unanswered: Option<Box<(String, Error)>>,
 }
 
+/// How much one `Multi` request carries (`max_request_size`, `max_request_rows`): the one rule
+/// by which both the sender here and the mutator's dispatcher cut requests. A dispatcher's
+/// request cut by another rule would be cut again here, and its parts sent at once, two
+/// writes of one row with them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RequestLimits {
+    pub(crate) bytes: usize,
+    pub(crate) rows: usize,
+}
+
+impl RequestLimits {
+    pub(crate) fn of(config: &crate::ClientConfig) -> RequestLimits {
+        RequestLimits {
+            bytes: config.max_request_size,
+            rows: config.max_request_rows.max(1),
+        }
+    }
+
+    /// Whether an action of `size` bytes still goes in a request holding `rows` actions of
+    /// `bytes` bytes: the first always does, however large.
+    pub(crate) fn admit(&self, bytes: usize, rows: usize, size: usize) -> bool {
+        rows < self.rows && (bytes == 0 || bytes + size <= self.bytes)
+    }
+}
+
 struct Batch<'a> {
     rt: &'a Runtime,
     table: &'a TableName,
@@ -347,7 +372,8 @@ impl<'a> Batch<'a> {
     /// `max_request_rows` actions (a region's actions may span requests; a single larger
     /// action goes alone), at most `max_tasks_per_server` in flight to the server and
     /// `max_tasks_per_region` for any one region (HBase's `hbase.client.max.perserver.tasks`
-    /// and `perregion.tasks`, as in Java's AsyncProcess). Each request is formed when a task is free, from the front of the
+    /// and `perregion.tasks`, as in Java's AsyncProcess). Each request is formed when a task is
+    /// free, from the front of the
     /// regions that have one to spare: a region busy with its limit waits, and a later region
     /// goes instead. A region's actions are sent in the caller's order.
     async fn send_to_server(
@@ -362,7 +388,7 @@ impl<'a> Batch<'a> {
             config.max_tasks_per_server.max(1),
             config.max_tasks_per_region.max(1),
         );
-        let (limit, row_limit) = (config.max_request_size, config.max_request_rows.max(1));
+        let limits = RequestLimits::of(config);
         let mut queues: Vec<RegionQueue> = regions
             .into_iter()
             .map(|(loc, idxs)| RegionQueue {
@@ -395,7 +421,7 @@ impl<'a> Batch<'a> {
                     let mut part = Vec::new();
                     while let Some(&idx) = q.idxs.front() {
                         let size = self.sizes[idx];
-                        if (bytes > 0 && bytes + size > limit) || rows >= row_limit {
+                        if !limits.admit(bytes, rows, size) {
                             break;
                         }
                         bytes += size;
@@ -699,6 +725,18 @@ mod tests {
     use hbase_proto::{MultiResponse, RegionActionResult, ResultOrException};
     use prost::Message;
     use std::sync::Mutex;
+
+    #[test]
+    fn a_request_admits_actions_up_to_its_bytes_and_rows_and_always_its_first() {
+        let l = RequestLimits {
+            bytes: 100,
+            rows: 3,
+        };
+        assert!(l.admit(0, 0, 1_000), "the first action, however large");
+        assert!(l.admit(60, 1, 40), "up to the size exactly");
+        assert!(!l.admit(60, 1, 41), "past the size: the next request");
+        assert!(!l.admit(3, 3, 1), "past the rows");
+    }
 
     /// The successes reported (action, result).
     type Reported = Vec<(usize, ActionResult)>;

@@ -466,6 +466,28 @@ pub async fn server_of(client: &Client, table: &TableName, row: &str) -> hbase_c
         .expect("region assigned")
 }
 
+/// A new table of one region (family `cf`), its location known to `client` (one put of row
+/// "warm"), and `proxy`'s control of the region's server.
+pub async fn one_region_table(
+    client: &Client,
+    proxy: &proxy::FaultProxy,
+    prefix: &str,
+) -> (
+    TableName,
+    hbase_client::Table,
+    std::sync::Arc<proxy::ProxyControl>,
+) {
+    let name = unique_table(prefix);
+    create_table(client, &name, &[]).await;
+    let table = client.table(&name.to_string()).unwrap();
+    table
+        .put(hbase_client::Put::new("warm").add("cf", "q", "x"))
+        .await
+        .unwrap();
+    let server = server_of(client, &name, "warm").await.address();
+    (name, table, proxy.control(&server))
+}
+
 #[cfg(test)]
 mod unique_name_tests {
     use std::collections::HashSet;

@@ -25,6 +25,7 @@ use tokio::sync::Notify;
 
 use super::last_writes::{LastWrites, QueueId, Seq};
 use crate::error::{Error, Result};
+use crate::multi::RequestLimits;
 use crate::ops::{Action, ActionResult, Mutation};
 use crate::region::{Location, TableName};
 use crate::runtime::caller::CallOptions;
@@ -147,8 +148,7 @@ pub(super) struct Dispatch<O> {
     opts: CallOptions,
     tasks_per_server: usize,
     tasks_per_region: usize,
-    max_request_size: usize,
-    max_request_rows: usize,
+    limits: RequestLimits,
     /// The client's write budget: whether writers wait for room (see [`lingers`]).
     budget: Arc<WriteBudget>,
     state: Mutex<State<O>>,
@@ -288,8 +288,7 @@ impl<O: Owner> Dispatch<O> {
         let d = Arc::new(Dispatch {
             tasks_per_server: c.max_tasks_per_server,
             tasks_per_region: c.max_tasks_per_region,
-            max_request_size: c.max_request_size,
-            max_request_rows: c.max_request_rows,
+            limits: RequestLimits::of(c),
             budget,
             rt,
             table,
@@ -769,8 +768,8 @@ impl<O: Owner> Dispatch<O> {
                 };
                 if lingers(
                     batch,
-                    self.max_request_size.min(self.budget.limit()),
-                    self.max_request_rows,
+                    self.limits.bytes.min(self.budget.limit()),
+                    self.limits.rows,
                 ) {
                     let ends = since + LINGER;
                     hold_ends = Some(hold_ends.map_or(ends, |e| e.min(ends)));
@@ -800,7 +799,7 @@ impl<O: Owner> Dispatch<O> {
                 let mut bytes = 0usize;
                 let mut rows = 0usize;
                 taken.clear();
-                while bytes < self.max_request_size && rows < self.max_request_rows {
+                while bytes < self.limits.bytes && rows < self.limits.rows {
                     let Some(key) = sq.ready.pop_front() else {
                         break;
                     };
@@ -819,13 +818,8 @@ impl<O: Owner> Dispatch<O> {
                     let first = q.entries.front().map_or(0, |e| e.seq);
                     let in_flight = q.answered_below(first);
                     for e in q.entries.iter() {
-                        // The sender's rule (`multi.rs`): an entry that would take the
-                        // request past its size goes in the next one (unless it is the
-                        // request's first). Cut one entry later, a request was split again
-                        // there and both parts sent at once, a row's two writes with them.
-                        if rows >= self.max_request_rows
-                            || (bytes > 0 && bytes + e.bytes as usize > self.max_request_size)
-                        {
+                        // The sender's rule, so the sender does not cut this request again.
+                        if !self.limits.admit(bytes, rows, e.bytes as usize) {
                             full = true;
                             break;
                         }
