@@ -954,28 +954,6 @@ fn read_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Runs the Java side on `spec`; panics with its output if it fails.
-fn run_java(spec: &Path) {
-    let repo = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new(format!("{repo}/tests/java/interop/run"))
-        .arg("--zk")
-        .arg(hbase_it::zk())
-        .arg(spec)
-        .env(
-            "HBASE_INTEROP_JAVA_OPTS",
-            hbase_it::java_resolver_opts().join(" "),
-        )
-        .output()
-        .expect("run tests/java/interop/run");
-    assert!(
-        out.status.success(),
-        "the Java side failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 async fn create(client: &Client, name: &TableName) {
     let desc = TableDescriptor::new(name.clone())
         .family(ColumnFamily::new(F1).max_versions(5))
@@ -1063,7 +1041,7 @@ async fn interop() {
     }
     std::fs::write(file("spec.txt"), spec.join("\n") + "\n").unwrap();
     let spec_path = file("spec.txt");
-    tokio::task::spawn_blocking(move || run_java(&spec_path))
+    tokio::task::spawn_blocking(move || hbase_it::run_java_interop(&spec_path))
         .await
         .unwrap();
 

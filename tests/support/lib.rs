@@ -211,6 +211,21 @@ pub fn java_resolver_opts() -> Vec<String> {
     vec![format!("-Djdk.net.hosts.file={}", file.display())]
 }
 
+/// Runs the Java interop program (`tests/java/interop/run`, the Java client from Maven Central)
+/// on the spec file `spec` against the test cluster; panics with its output if it fails. The
+/// spec's format is in `tests/java/interop/Interop.java`.
+pub fn run_java_interop(spec: &std::path::Path) {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    ycsb_java::run_checked(
+        "the Java side",
+        std::process::Command::new(format!("{repo}/tests/java/interop/run"))
+            .arg("--zk")
+            .arg(zk())
+            .arg(spec)
+            .env("HBASE_INTEROP_JAVA_OPTS", java_resolver_opts().join(" ")),
+    );
+}
+
 /// The IPv4 address of `host` (a target of the address map), by the system resolver.
 fn resolve_ipv4(host: &str) -> String {
     try_resolve_ipv4(host)

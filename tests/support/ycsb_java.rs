@@ -51,7 +51,8 @@ fn java_sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn run_checked(what: &str, cmd: &mut Command) {
+/// Runs `cmd` to its end; panics with its output unless it succeeded.
+pub(crate) fn run_checked(what: &str, cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| {
         panic!("{what}: cannot run {cmd:?}: {e} (JDK 17 and Maven are needed)")
     });

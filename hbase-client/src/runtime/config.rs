@@ -329,7 +329,8 @@ pub const DEFAULT_WRITE_BUFFER_LIMIT: usize = 256 * 1024 * 1024;
 /// HBase's `hbase.client.max.perrequest.heapsize`.
 pub const DEFAULT_MAX_REQUEST_SIZE: usize = 4 * 1024 * 1024;
 /// Default [`ClientConfig::max_request_rows`]: 2,048 actions per `Multi` request, as HBase's
-/// `hbase.client.max.perrequest.rows`.
+/// `hbase.client.max.perrequest.rows` (which Java's 2.x `BufferedMutator` applies; its
+/// `Table.batch` and the 3.0 client send one `Multi` per server).
 pub const DEFAULT_MAX_REQUEST_ROWS: usize = 2048;
 // The scanner defaults belong to the request type that falls back on them.
 pub use crate::ops::{DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE};
@@ -504,8 +505,9 @@ impl ClientConfigBuilder {
     /// split into several (default 2,048, as HBase's `hbase.client.max.perrequest.rows`). A
     /// region server logs every request of more than `hbase.rpc.rows.warning.threshold`
     /// (5,000) rows as a large batch, and refuses them when
-    /// `hbase.rpc.rows.size.threshold.reject` is true. Applies to buffered mutators and to
-    /// [`Table::batch`](crate::Table::batch).
+    /// `hbase.rpc.rows.size.threshold.reject` is true. Applies to buffered mutators (as in
+    /// Java's 2.x `BufferedMutator`) and to [`Table::batch`](crate::Table::batch) (where
+    /// Java's `Table.batch` sends one request per server, however large).
     pub fn max_request_rows(mut self, rows: usize) -> Self {
         self.config.max_request_rows = rows.max(1);
         self

@@ -21,6 +21,9 @@
 //   check-delete ROW FAM QUAL CHECK FAM QUAL       logs whether the mutation was applied
 //   batch-begin ... batch-end           the puts and deletes between go as one Table.batch
 //   mutator-begin ... mutator-end       ... through one BufferedMutator, flushed at the end
+//   multis                              logs "multis N" (the Multi requests this connection has
+//                                       sent) and "actions A B ..." (the actions of each, in
+//                                       ascending order), from the Java client's own metrics
 //   dump FILE                           the queries up to `end`, results to FILE:
 //     scan [start=B] [stop=B] [stopinclusive] [reversed] [versions=N] [family=B]
 //          [column=B:B] [limit=N] [caching=N] [maxsize=N] [timerange=A:B] [filter=F]
@@ -41,7 +44,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
@@ -51,6 +56,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.BufferedMutator;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
+import org.apache.hadoop.hbase.client.ClusterConnection;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
@@ -113,6 +119,8 @@ public class Interop {
     conf.set("hbase.zookeeper.quorum", zk);
     conf.setInt("hbase.client.retries.number", 10);
     conf.setInt("hbase.client.operation.timeout", 120_000);
+    // The connection's own metrics: each Multi request and its number of actions (`multis`).
+    conf.setBoolean("hbase.client.metrics.enable", true);
     try (Connection conn = ConnectionFactory.createConnection(conf)) {
       new Interop(conn).run(Files.readAllLines(spec, StandardCharsets.UTF_8));
     }
@@ -176,6 +184,17 @@ public class Interop {
         }
         pending = null;
         return;
+      case "multis": {
+        // Updated per Multi request (AbstractRpcClient): the counter by one, the histogram by
+        // the request's action count. Its reservoir keeps every sample below 1,028 of them.
+        var metrics = ((ClusterConnection) conn).getConnectionMetrics();
+        var counter = metrics.getRpcCounters().get("rpcCount_ClientService_Multi");
+        var sizes = metrics.getNumActionsPerServerHist().getSnapshot().getValues();
+        log.add("multis " + (counter == null ? 0 : counter.getCount()));
+        log.add(("actions " + Arrays.stream(sizes).sorted().mapToObj(Long::toString)
+            .collect(Collectors.joining(" "))).trim());
+        return;
+      }
       case "increment": {
         Increment inc = new Increment(bytes(t[1])).addColumn(bytes(t[2]), bytes(t[3]),
             Long.parseLong(t[4]));
