@@ -911,14 +911,25 @@ async fn a_flush_of_5000_puts_goes_in_the_requests_javas_mutator_sends() {
     .await;
 }
 
-/// Flushes `mutator` while `ctl` holds the server's answers (recording Multis): the rows of
-/// each request recorded once at least `requests` are; then releases the answers, and waits
-/// for the flush and the mutator's close.
-async fn rows_in_flight_during_flush(
+/// What a flush had in flight while the server's answers were held.
+struct InFlight {
+    /// The rows of each request the proxy had seen.
+    rows: Vec<Vec<Bytes>>,
+    /// The `Multi` requests the client had queued to be sent by then (since it was made):
+    /// a request queued in the same step as the ones seen is counted even if its bytes have
+    /// not reached the proxy yet, so this does not depend on how fast they travel.
+    queued: u64,
+}
+
+/// Flushes `mutator` (of `client`) while `ctl` holds the server's answers (recording Multis):
+/// what was in flight once at least `requests` requests are recorded; then releases the
+/// answers, and waits for the flush and the mutator's close.
+async fn in_flight_during_flush(
     ctl: &hbase_it::proxy::ProxyControl,
+    client: &Client,
     mutator: &BufferedMutator,
     requests: usize,
-) -> Vec<Vec<Bytes>> {
+) -> InFlight {
     let flush = tokio::spawn({
         let mutator = mutator.clone();
         async move { mutator.flush().await }
@@ -926,7 +937,8 @@ async fn rows_in_flight_during_flush(
     while ctl.recorded().len() < requests {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let held = ctl
+    let queued = client.stats().servers.iter().map(|s| s.multi_calls).sum();
+    let rows = ctl
         .recorded()
         .iter()
         .map(|r| multi_rows(&r.param))
@@ -934,7 +946,7 @@ async fn rows_in_flight_during_flush(
     ctl.hold_responses(false);
     flush.await.unwrap().unwrap();
     mutator.close().await.unwrap();
-    held
+    InFlight { rows, queued }
 }
 
 /// A mutator's dispatcher cuts its requests at `max_request_rows` itself, not only the batch
@@ -969,7 +981,12 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
             };
             mutator.mutate(put).await.unwrap();
         }
-        let held = rows_in_flight_during_flush(&ctl, &mutator, 2).await;
+        let in_flight = in_flight_during_flush(&ctl, &client, &mutator, 2).await;
+        assert_eq!(
+            in_flight.queued, 2,
+            "Multis queued while the answers were held"
+        );
+        let held = in_flight.rows;
         // Sent at once, they may reach the server in either order.
         let mut sizes: Vec<usize> = held.iter().map(Vec::len).collect();
         sizes.sort_unstable();
@@ -1027,11 +1044,15 @@ async fn a_request_cut_by_bytes_is_not_split_again_below() {
         }
         ctl.record(|r| r.method == "Multi");
         ctl.hold_responses(true);
-        // Before, both parts were written at once: by the time the first is seen, the second
-        // has come with it.
-        let held = rows_in_flight_during_flush(&ctl, &mutator, 1).await;
+        // Before, the sender queued both parts in one step: by the time the first is seen,
+        // the client has queued the second too.
+        let in_flight = in_flight_during_flush(&ctl, &client, &mutator, 1).await;
         assert_eq!(
-            held,
+            in_flight.queued, 1,
+            "Multis queued while the first was held"
+        );
+        assert_eq!(
+            in_flight.rows,
             vec![vec![Bytes::from_static(b"k"), Bytes::from_static(b"a")]],
             "requests in flight while the first was held"
         );
