@@ -30,14 +30,7 @@ use md5::{Digest, Md5};
 // Bytes and values as spec tokens
 
 /// `x` + lower-case hex: the spec's and the dumps' form of bytes.
-fn x(b: &[u8]) -> String {
-    let mut s = String::with_capacity(1 + 2 * b.len());
-    s.push('x');
-    for byte in b {
-        s.push_str(&format!("{byte:02x}"));
-    }
-    s
-}
+use hbase_it::spec_bytes as x;
 
 fn ts_token(ts: Option<u64>) -> String {
     ts.map_or("-".to_string(), |t| t.to_string())

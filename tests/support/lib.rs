@@ -211,12 +211,42 @@ pub fn java_resolver_opts() -> Vec<String> {
     vec![format!("-Djdk.net.hosts.file={}", file.display())]
 }
 
+/// Runs `cmd` to its end; panics with its output unless it succeeded.
+pub(crate) fn run_checked(what: &str, cmd: &mut std::process::Command) {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("{what}: cannot run {cmd:?}: {e} (JDK 17 and Maven are needed)")
+    });
+    assert_succeeded(what, &out);
+}
+
+/// Panics with the output of `what` (a process that has ended) unless it succeeded.
+pub(crate) fn assert_succeeded(what: &str, out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Bytes as a token of the Java interop program's specs and dumps: `x` and lower-case hex
+/// (`x` alone is empty).
+pub fn spec_bytes(b: &[u8]) -> String {
+    let mut s = String::with_capacity(1 + 2 * b.len());
+    s.push('x');
+    for byte in b {
+        s.push_str(&format!("{byte:02x}"));
+    }
+    s
+}
+
 /// Runs the Java interop program (`tests/java/interop/run`, the Java client from Maven Central)
 /// on the spec file `spec` against the test cluster; panics with its output if it fails. The
 /// spec's format is in `tests/java/interop/Interop.java`.
 pub fn run_java_interop(spec: &std::path::Path) {
     let repo = env!("CARGO_MANIFEST_DIR");
-    ycsb_java::run_checked(
+    run_checked(
         "the Java side",
         std::process::Command::new(format!("{repo}/tests/java/interop/run"))
             .arg("--zk")

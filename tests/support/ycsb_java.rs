@@ -51,20 +51,6 @@ fn java_sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Runs `cmd` to its end; panics with its output unless it succeeded.
-pub(crate) fn run_checked(what: &str, cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("{what}: cannot run {cmd:?}: {e} (JDK 17 and Maven are needed)")
-    });
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Fetches the pom's dependencies into `dir/lib` and compiles `src` into `dir/classes`, each
 /// only when its inputs changed (a fingerprint file records them).
 fn prepare(name: &str, pom: &Path, src: &Path, flags: Vec<String>) -> JavaTool {
@@ -76,7 +62,7 @@ fn prepare(name: &str, pom: &Path, src: &Path, flags: Vec<String>) -> JavaTool {
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pom_print.as_str()) {
         let tmp = dir.join(format!("lib.tmp.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
-        run_checked(
+        crate::run_checked(
             &format!("fetching the Java YCSB ({})", pom.display()),
             Command::new("mvn")
                 .args(["-B", "-q", "-f"])
@@ -97,7 +83,7 @@ fn prepare(name: &str, pom: &Path, src: &Path, flags: Vec<String>) -> JavaTool {
         let tmp = dir.join(format!("classes.tmp.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).unwrap();
-        run_checked(
+        crate::run_checked(
             "compiling the Java harness",
             Command::new("javac")
                 .args(["-nowarn", "-encoding", "UTF-8", "-d"])
@@ -234,13 +220,7 @@ pub fn run_with_stdin(cmd: &mut Command, stdin: Option<&str>) -> Output {
         });
     }
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::assert_succeeded(&format!("{cmd:?}"), &out);
     out
 }
 

@@ -691,13 +691,14 @@ impl RpcConnection {
             });
             end - start
         };
-        shared.out_ready.notify_one();
+        // Counted before the writer is told, so a call is never seen written but not counted.
         let c = &shared.counters;
         ServerCounters::add(&c.calls, 1);
         ServerCounters::add(&c.bytes_sent, sent as u64);
         if meta.method == "Multi" {
             ServerCounters::add(&c.multi_calls, 1);
         }
+        shared.out_ready.notify_one();
         let wait = ReplyWait {
             shared,
             call_id,

@@ -122,9 +122,10 @@ impl Stats {
 pub struct ServerStats {
     /// `host:port` as the server advertises itself.
     pub server: String,
-    /// RPCs sent (all methods).
+    /// RPCs sent (all methods), counted as each request is queued to be written.
     pub calls: u64,
-    /// `Multi` RPCs sent (batches and buffered flushes).
+    /// `Multi` RPCs sent (batches and buffered flushes), counted as each request is queued to
+    /// be written.
     pub multi_calls: u64,
     /// Calls that failed after their request was queued to be sent: answered with an
     /// exception, timed out, or lost with their connection (either of the last two, when none

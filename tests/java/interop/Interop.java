@@ -1,7 +1,8 @@
 // The interop suite's Java side (tests/interop.rs): the Java HBase client (hbase-shaded-client)
 // as the oracle. It replays a spec of writes against one table and dumps the results of a list
 // of gets and scans in a canonical text form, which the Rust side produces too; the test
-// compares the dumps. Our own program, written for this project. Run through
+// compares the dumps. tests/mutator.rs uses it too, to see how Java's BufferedMutator cuts a
+// flush into requests (`multis`). Our own program, written for this project. Run through
 // tests/java/interop/run --zk HOST:PORT SPEC.
 //
 // Spec: one command per line, tokens separated by single spaces; '#' starts a comment line.
@@ -24,6 +25,8 @@
 //   multis                              logs "multis N" (the Multi requests this connection has
 //                                       sent) and "actions A B ..." (the actions of each, in
 //                                       ascending order), from the Java client's own metrics
+//                                       (clients 2.5 and 2.6: read by reflection, so that the
+//                                       program still compiles against others)
 //   dump FILE                           the queries up to `end`, results to FILE:
 //     scan [start=B] [stop=B] [stopinclusive] [reversed] [versions=N] [family=B]
 //          [column=B:B] [limit=N] [caching=N] [maxsize=N] [timerange=A:B] [filter=F]
@@ -46,6 +49,7 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.Cell;
@@ -56,7 +60,6 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.BufferedMutator;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
-import org.apache.hadoop.hbase.client.ClusterConnection;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
@@ -155,6 +158,22 @@ public class Interop {
     }
   }
 
+  /**
+   * Calls the public no-argument method `name` of `target`. The client's metrics classes are
+   * private API: their getters exist in the 2.5 and 2.6 clients (not 2.4's, and 3.0 has no
+   * ClusterConnection), so `multis` reaches them this way and fails only when it is used.
+   */
+  private static Object invoke(Object target, String name) throws Exception {
+    try {
+      java.lang.reflect.Method m = target.getClass().getMethod(name);
+      m.setAccessible(true);
+      return m.invoke(target);
+    } catch (NoSuchMethodException e) {
+      throw new IOException("multis: " + target.getClass().getName() + " has no " + name
+          + "() in this client version (2.5 or 2.6 needed)", e);
+    }
+  }
+
   private void command(String[] t) throws Exception {
     switch (t[0]) {
       case "table":
@@ -185,12 +204,17 @@ public class Interop {
         pending = null;
         return;
       case "multis": {
-        // Updated per Multi request (AbstractRpcClient): the counter by one, the histogram by
-        // the request's action count. Its reservoir keeps every sample below 1,028 of them.
-        var metrics = ((ClusterConnection) conn).getConnectionMetrics();
-        var counter = metrics.getRpcCounters().get("rpcCount_ClientService_Multi");
-        var sizes = metrics.getNumActionsPerServerHist().getSnapshot().getValues();
-        log.add("multis " + (counter == null ? 0 : counter.getCount()));
+        // Updated once per Multi request (AbstractRpcClient): the counter by one, the histogram
+        // by the request's action count. Its reservoir keeps all samples up to 1,028.
+        Object metrics = invoke(conn, "getConnectionMetrics");
+        if (metrics == null) {
+          throw new IOException("the connection has no metrics (hbase.client.metrics.enable)");
+        }
+        Object counter =
+            ((Map<?, ?>) invoke(metrics, "getRpcCounters")).get("rpcCount_ClientService_Multi");
+        long[] sizes = (long[]) invoke(
+            invoke(invoke(metrics, "getNumActionsPerServerHist"), "getSnapshot"), "getValues");
+        log.add("multis " + (counter == null ? 0 : (Long) invoke(counter, "getCount")));
         log.add(("actions " + Arrays.stream(sizes).sorted().mapToObj(Long::toString)
             .collect(Collectors.joining(" "))).trim());
         return;
