@@ -901,6 +901,25 @@ async fn a_flush_of_5000_puts_is_cut_at_the_size_javas_mutator_cuts_at() {
     .await;
 }
 
+/// A mutator of `client` on `table` with `order`'s tagged puts buffered, and `ctl` recording
+/// Multis and holding the server's answers: ready for [`in_flight_during_flush`].
+async fn buffered_with_answers_held(
+    client: &Client,
+    table: &str,
+    order: &[(&str, &str)],
+    ctl: &hbase_it::proxy::ProxyControl,
+) -> BufferedMutator {
+    let mutator = client
+        .buffered_mutator(table, MutatorConfig::default())
+        .unwrap();
+    for &(row, tag) in order {
+        mutator.mutate(tagged_put(row, tag)).await.unwrap();
+    }
+    ctl.record(|r| r.method == "Multi");
+    ctl.hold_responses(true);
+    mutator
+}
+
 /// What a flush had in flight while the server's answers were held.
 struct InFlight {
     /// The rows of each request the proxy had seen.
@@ -1026,14 +1045,7 @@ async fn a_request_cut_by_bytes_is_not_split_again_below() {
         .await;
         let (name, table, ctl) =
             hbase_it::one_region_table(&client, &proxy, "mutator_byte_cut").await;
-        let mutator = client
-            .buffered_mutator(&name.to_string(), MutatorConfig::default())
-            .unwrap();
-        for (row, tag) in order {
-            mutator.mutate(tagged_put(row, tag)).await.unwrap();
-        }
-        ctl.record(|r| r.method == "Multi");
-        ctl.hold_responses(true);
+        let mutator = buffered_with_answers_held(&client, &name.to_string(), &order, &ctl).await;
         // Before, the sender queued both parts in one step: by the time the first is seen,
         // the client has queued the second too.
         let in_flight = in_flight_during_flush(&ctl, &client, &mutator, 1).await;
@@ -1086,37 +1098,29 @@ async fn a_row_in_flight_ends_its_regions_next_request() {
         let region = client.admin().region_for_row(&name, b"a").await.unwrap();
         let server = region.server.clone().expect("the region is assigned");
         let ctl = proxy.control(&hbase_it::map_address(&server.address()));
-        let mutator = client
-            .buffered_mutator(&name.to_string(), MutatorConfig::default())
-            .unwrap();
-        for (row, tag) in order {
-            mutator.mutate(tagged_put(row, tag)).await.unwrap();
-        }
-        ctl.record(|r| r.method == "Multi");
-        ctl.hold_responses(true);
-        let m2 = mutator.clone();
-        let flushing = tokio::spawn(async move { m2.flush().await });
-        while ctl.recorded().len() < 2 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let rows_of = |i: usize| {
-            multi_rows(&ctl.recorded()[i].param)
-                .iter()
+        let mutator = buffered_with_answers_held(&client, &name.to_string(), &order, &ctl).await;
+        let in_flight = in_flight_during_flush(&ctl, &client, &mutator, 2).await;
+        assert_eq!(
+            in_flight.queued, 2,
+            "Multis queued while the answers were held"
+        );
+        let strings = |rows: &[Bytes]| -> Vec<String> {
+            rows.iter()
                 .map(|r| String::from_utf8_lossy(r).into_owned())
-                .collect::<Vec<_>>()
+                .collect()
         };
         // The two requests go out concurrently, in either order.
-        let mut held = vec![rows_of(0), rows_of(1)];
-        ctl.hold_responses(false);
+        let mut held: Vec<Vec<String>> = in_flight.rows.iter().map(|r| strings(r)).collect();
         held.sort();
         assert_eq!(held, [vec!["b"], vec!["k", "a"]], "the requests held");
-        flushing.await.unwrap().unwrap();
-        let rest: Vec<String> = (2..ctl.recorded().len()).flat_map(rows_of).collect();
+        let rest: Vec<String> = ctl.recorded()[2..]
+            .iter()
+            .flat_map(|r| strings(&multi_rows(&r.param)))
+            .collect();
         assert_eq!(rest, ["k", "c"], "sent after the answers");
         let k = table.get(Get::new("k")).await.unwrap().expect("row k");
         let second = format!("k2:{}", "v".repeat(1024));
         assert_eq!(k.value(b"cf", b"q"), Some(second.as_bytes()));
-        mutator.close().await.unwrap();
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
