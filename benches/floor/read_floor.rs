@@ -1,0 +1,401 @@
+//! The floor for a pipelined reader's CPU per read: what the cheapest possible client pays to
+//! keep the same number of gets in flight against the same HBase as `ycsb run` workload C.
+//!
+//! `benches/floor/run` runs it beside `ycsb` through `benches/pair/run`, which is why it takes
+//! the part of `ycsb run`'s command line that pair/run gives it (`--zk`, `-p table=…`,
+//! `-p columnfamily=…`, `-p maxexecutiontime=…`, `-threads N`; other options are ignored) and
+//! prints the two lines of a YCSB report pair/run reads (`[OVERALL], Throughput(ops/sec)` and
+//! `[READ], Operations`).
+//!
+//! What it does, and what it leaves out on purpose:
+//! - Start-up (not the floor, but counted in the process's CPU as `ycsb`'s is): the client
+//!   library lists the table's regions and scans up to `FLOOR_KEYS_PER_REGION` (default 200)
+//!   row keys of each, so that every get names a row that exists, in the region that holds it.
+//!   Then every get request is encoded once, whole (length, header, GetRequest for the row and
+//!   the family, as `ycsb`'s reads send), with its own call id.
+//! - The measured loop: one thread, one non-blocking connection per region server (the
+//!   connection's hello is our client's own, so answers carry KeyValue cell blocks as they do
+//!   for `ycsb`), `epoll` through `mio`.
+//!   It keeps `-threads` gets in flight: each answer sends the next pre-encoded get, and all the
+//!   gets a wakeup makes leave in one write per connection. Per answer it does the least a correct
+//!   client must: find the frame's end and read its response header (the call id, whether it
+//!   is an exception, and the cell block's length; an exception or a get without cells stops
+//!   the run with an error). It never decodes a cell, takes
+//!   no clock per call, keeps no timer, allocates nothing, and spawns no task.
+//!
+//! Anything a real client adds on top of this (request encoding, timeouts, region lookup,
+//! tasks and wakers, cell decoding, and `ycsb`'s own keys, measurements and values) is what a
+//! comparison with it shows as the client's own cost; the kernel's work for the sends, the
+//! receives and the wakeups the server's answers cause is in both.
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hbase_client::rpc::frame::{connection_preamble, Service};
+use hbase_client::{ClientConfig, Scan, TableName};
+use hbase_proto::pb;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use prost::Message;
+
+/// What the command line says.
+struct Options {
+    zk: String,
+    table: String,
+    family: String,
+    seconds: u64,
+    in_flight: usize,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut o = Options {
+        zk: "127.0.0.1:2181".into(),
+        table: "usertable".into(),
+        family: "family".into(),
+        seconds: 20,
+        in_flight: 32,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "run" => {}
+            "--zk" => o.zk = args.next().ok_or("--zk needs a value")?,
+            "-threads" | "--threads" => {
+                let v = args.next().ok_or("-threads needs a value")?;
+                o.in_flight = v.parse().map_err(|_| format!("-threads {v:?}"))?;
+            }
+            "-P" | "-s" => {
+                // A workload file (or YCSB's status flag, which takes none): ignored; the
+                // floor is always workload C's read.
+                if a == "-P" {
+                    args.next();
+                }
+            }
+            "-p" => {
+                let kv = args.next().ok_or("-p needs NAME=VALUE")?;
+                let (k, v) = kv.split_once('=').ok_or(format!("-p {kv:?}"))?;
+                match k {
+                    "table" => o.table = v.into(),
+                    "columnfamily" => o.family = v.into(),
+                    "maxexecutiontime" => {
+                        o.seconds = v.parse().map_err(|_| format!("-p {kv:?}"))?
+                    }
+                    _ => {}
+                }
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if o.in_flight == 0 || o.seconds == 0 {
+        return Err("-threads and maxexecutiontime must be at least 1".into());
+    }
+    Ok(o)
+}
+
+/// One get, encoded whole, and the connection it goes to.
+struct Request {
+    conn: usize,
+    frame: Vec<u8>,
+}
+
+/// A connection to one region server and its buffers.
+struct Conn {
+    stream: TcpStream,
+    input: Vec<u8>,
+    /// Bytes of `input` filled.
+    filled: usize,
+    output: Vec<u8>,
+}
+
+/// Start-up: the regions' servers and up to `per_region` existing rows of each region.
+async fn find_rows(
+    o: &Options,
+    per_region: u64,
+) -> Result<Vec<(String, Bytes, Bytes)>, hbase_client::Error> {
+    let client =
+        hbase_client::Client::connect(ClientConfig::builder(o.zk.clone()).build()?).await?;
+    let table_name = TableName::parse(&o.table)?;
+    let regions = client.admin().list_regions(&table_name).await?;
+    let table = client.table(&o.table)?;
+    let mut rows = Vec::new();
+    for r in regions {
+        let Some(server) = r.server else { continue };
+        let mut scan = Scan::new().limit(per_region).family(o.family.clone());
+        if !r.region.start_key.is_empty() {
+            scan = scan.start_row(r.region.start_key.clone());
+        }
+        if !r.region.end_key.is_empty() {
+            scan = scan.stop_row(r.region.end_key.clone());
+        }
+        for row in table.scan(scan).collect_all().await? {
+            rows.push((server.address(), r.region.name.clone(), row.row.clone()));
+        }
+    }
+    Ok(rows)
+}
+
+/// The get request for `row` in `region`, as one frame: `u32` length, then the delimited
+/// request header and GetRequest.
+fn encode_get(call_id: u32, region: &[u8], row: &[u8], family: &[u8]) -> Vec<u8> {
+    let header = pb::RequestHeader {
+        call_id: Some(call_id),
+        method_name: Some("Get".into()),
+        request_param: Some(true),
+        ..Default::default()
+    };
+    let get = pb::GetRequest {
+        region: pb::RegionSpecifier {
+            r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
+            value: region.to_vec().into(),
+        },
+        get: pb::Get {
+            row: row.to_vec().into(),
+            column: vec![pb::Column {
+                family: family.to_vec().into(),
+                qualifier: vec![],
+            }],
+            ..Default::default()
+        },
+    };
+    let body_len = header.encoded_len()
+        + prost::length_delimiter_len(header.encoded_len())
+        + get.encoded_len()
+        + prost::length_delimiter_len(get.encoded_len());
+    let mut frame = Vec::with_capacity(4 + body_len);
+    frame.extend_from_slice(&(body_len as u32).to_be_bytes());
+    header
+        .encode_length_delimited(&mut frame)
+        .expect("vec grows");
+    get.encode_length_delimited(&mut frame).expect("vec grows");
+    frame
+}
+
+/// Opens a connection with the hello our client sends (preamble, then the connection header
+/// naming KeyValue cell blocks and a client version: without the version, HBase 2.6.4 answered
+/// these gets with the cells inside the protobuf message, not in a cell block).
+fn open(addr: &str) -> std::io::Result<TcpStream> {
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_nodelay(true)?;
+    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    s.write_all(&connection_preamble(&user, Service::Client))?;
+    s.set_nonblocking(true)?;
+    Ok(TcpStream::from_std(s))
+}
+
+/// Reads one answer's response header at the start of `frame` (after its length). Fails on an
+/// exception, and on an answer without cells: every get names a row that exists, so a get
+/// that read nothing would make the floor cheaper than a read.
+fn check_answer(frame: &[u8]) -> Result<(), String> {
+    let header = pb::ResponseHeader::decode_length_delimited(frame)
+        .map_err(|e| format!("malformed response header: {e}"))?;
+    let call = header.call_id.unwrap_or(0);
+    if let Some(ex) = header.exception {
+        return Err(format!(
+            "call {call} failed: {}",
+            ex.exception_class_name.unwrap_or_default()
+        ));
+    }
+    match header.cell_block_meta.and_then(|m| m.length) {
+        Some(n) if n > 0 => Ok(()),
+        _ => Err(format!(
+            "call {call}: the row was read without a cell block"
+        )),
+    }
+}
+
+/// Writes as much of `conn.output` as the socket takes now.
+fn flush(conn: &mut Conn, sends: &mut u64) -> std::io::Result<()> {
+    let mut written = 0;
+    while written < conn.output.len() {
+        *sends += 1;
+        match conn.stream.write(&conn.output[written..]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) => return Err(e),
+        }
+    }
+    conn.output.drain(..written);
+    Ok(())
+}
+
+fn run(o: &Options) -> Result<(), String> {
+    let per_region = std::env::var("FLOOR_KEYS_PER_REGION")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .map_err(|_| format!("FLOOR_KEYS_PER_REGION={v:?}"))
+        })
+        .transpose()?
+        .unwrap_or(200u64);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let rows = rt
+        .block_on(find_rows(o, per_region))
+        .map_err(|e| format!("start-up: {e}"))?;
+    drop(rt);
+    if rows.is_empty() {
+        return Err(format!("table {} has no rows to read", o.table));
+    }
+
+    // One connection per server; requests in a fixed shuffled order, so that consecutive gets
+    // go to different regions and servers, as ycsb's hashed keys do.
+    let mut addrs: HashMap<String, usize> = HashMap::new();
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut poll = Poll::new().map_err(|e| e.to_string())?;
+    let mut requests = Vec::with_capacity(rows.len());
+    for (i, (addr, region, row)) in rows.iter().enumerate() {
+        let conn = match addrs.get(addr) {
+            Some(&c) => c,
+            None => {
+                let mut stream = open(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+                poll.registry()
+                    .register(
+                        &mut stream,
+                        Token(conns.len()),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )
+                    .map_err(|e| e.to_string())?;
+                conns.push(Conn {
+                    stream,
+                    input: vec![0; 1 << 18],
+                    filled: 0,
+                    output: Vec::with_capacity(1 << 16),
+                });
+                addrs.insert(addr.clone(), conns.len() - 1);
+                conns.len() - 1
+            }
+        };
+        requests.push(Request {
+            conn,
+            frame: encode_get(i as u32 + 1, region, row, o.family.as_bytes()),
+        });
+    }
+    let mut order: Vec<usize> = (0..requests.len()).collect();
+    // A fixed permutation (multiplicative stride coprime with the length).
+    let stride = (1..)
+        .map(|k| 7919 * k + 1)
+        .find(|s| gcd(*s, order.len()) == 1)
+        .unwrap();
+    for (i, slot) in order.iter_mut().enumerate() {
+        *slot = (i * stride) % requests.len();
+    }
+    let mut next = 0usize;
+    let mut send_next = |conns: &mut Vec<Conn>| {
+        let r = &requests[order[next]];
+        next = (next + 1) % order.len();
+        conns[r.conn].output.extend_from_slice(&r.frame);
+    };
+
+    let (mut sends, mut receives, mut polls, mut answers) = (0u64, 0u64, 0u64, 0u64);
+    for _ in 0..o.in_flight {
+        send_next(&mut conns);
+    }
+    for c in conns.iter_mut() {
+        flush(c, &mut sends).map_err(|e| e.to_string())?;
+    }
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(o.seconds);
+    let mut events = Events::with_capacity(64);
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        polls += 1;
+        match poll.poll(&mut events, Some(deadline - now)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        for ev in events.iter() {
+            let ci = ev.token().0;
+            if !ev.is_readable() {
+                continue;
+            }
+            loop {
+                let c = &mut conns[ci];
+                if c.filled == c.input.len() {
+                    let len = c.input.len();
+                    c.input.resize(len * 2, 0);
+                }
+                receives += 1;
+                let space = c.input.len() - c.filled;
+                let n = match c.stream.read(&mut c.input[c.filled..]) {
+                    Ok(0) => return Err(format!("connection {ci} closed by the server")),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(format!("read: {e}")),
+                };
+                c.filled += n;
+                // Whole frames: count, check, and send the next get for each.
+                let mut at = 0;
+                let mut done = 0;
+                while c.filled - at >= 4 {
+                    let len = u32::from_be_bytes(c.input[at..at + 4].try_into().unwrap()) as usize;
+                    if c.filled - at - 4 < len {
+                        break;
+                    }
+                    check_answer(&c.input[at + 4..at + 4 + len])?;
+                    at += 4 + len;
+                    done += 1;
+                }
+                c.input.copy_within(at..c.filled, 0);
+                c.filled -= at;
+                answers += done;
+                for _ in 0..done {
+                    send_next(&mut conns);
+                }
+                // Less than the space offered: the socket is drained (as tokio assumes too).
+                if n < space {
+                    break;
+                }
+            }
+        }
+        for c in conns.iter_mut() {
+            if !c.output.is_empty() {
+                flush(c, &mut sends).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let per = |n: u64| n as f64 / answers.max(1) as f64;
+    eprintln!(
+        "read-floor: {answers} reads in {secs:.1} s, {} connections, {} keys, {} in flight; \
+         per read: {:.3} sends, {:.3} receives, {:.3} polls",
+        conns.len(),
+        requests.len(),
+        o.in_flight,
+        per(sends),
+        per(receives),
+        per(polls)
+    );
+    println!("[OVERALL], RunTime(ms), {}", (secs * 1000.0) as u64);
+    println!("[OVERALL], Throughput(ops/sec), {}", answers as f64 / secs);
+    println!("[READ], Operations, {answers}");
+    Ok(())
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn main() {
+    let code = match parse_args().and_then(|o| run(&o)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("read-floor: error: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
