@@ -8,11 +8,12 @@
 //! `[READ], Operations`).
 //!
 //! What it does, and what it leaves out on purpose:
-//! - Start-up (not the floor, but counted in the process's CPU as `ycsb`'s is): the client
-//!   library lists the table's regions and scans up to `FLOOR_KEYS_PER_REGION` (default 200)
-//!   row keys of each, so that every get names a row that exists, in the region that holds it.
-//!   Then every get request is encoded once, whole (length, header, GetRequest for the row and
-//!   the family, as `ycsb`'s reads send), with its own call id.
+//! - Start-up (not the floor, but counted in the process's CPU as `ycsb`'s is): `FLOOR_KEYS`
+//!   (default 100,000) row keys drawn with `ycsb`'s own workload C key chooser (scrambled
+//!   zipfian over `recordcount`, hashed key names), so that the server reads what it reads for
+//!   `ycsb`; the client library lists the table's regions to place each key. Every get is then
+//!   encoded once, whole (length, header, GetRequest for the row and the family, as `ycsb`'s
+//!   reads send), with its own call id; the loop sends them in the order drawn, over again.
 //! - The measured loop: one thread, one non-blocking connection per region server (the
 //!   connection's hello is our client's own, so answers carry KeyValue cell blocks as they do
 //!   for `ycsb`), `epoll` through `mio`.
@@ -34,11 +35,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hbase_client::rpc::frame::{connection_preamble, Service};
-use hbase_client::{ClientConfig, Scan, TableName};
+use hbase_client::{ClientConfig, TableName};
 use hbase_proto::pb;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use prost::Message;
+use rand::SeedableRng;
+use ycsb::generator::{ScrambledZipfian, ZIPFIAN_CONSTANT};
+use ycsb::workload::build_key_name;
 
 /// What the command line says.
 struct Options {
@@ -47,6 +51,7 @@ struct Options {
     family: String,
     seconds: u64,
     in_flight: usize,
+    records: i64,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -56,6 +61,7 @@ fn parse_args() -> Result<Options, String> {
         family: "family".into(),
         seconds: 20,
         in_flight: 32,
+        records: 1000,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -82,14 +88,15 @@ fn parse_args() -> Result<Options, String> {
                     "maxexecutiontime" => {
                         o.seconds = v.parse().map_err(|_| format!("-p {kv:?}"))?
                     }
+                    "recordcount" => o.records = v.parse().map_err(|_| format!("-p {kv:?}"))?,
                     _ => {}
                 }
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if o.in_flight == 0 || o.seconds == 0 {
-        return Err("-threads and maxexecutiontime must be at least 1".into());
+    if o.in_flight == 0 || o.seconds == 0 || o.records < 1 {
+        return Err("-threads, maxexecutiontime and recordcount must be at least 1".into());
     }
     Ok(o)
 }
@@ -107,30 +114,36 @@ struct Conn {
     /// Bytes of `input` filled.
     filled: usize,
     output: Vec<u8>,
+    /// Gets sent and not answered.
+    in_flight: usize,
+    /// Gets waiting for a place under the server's cap, in the order drawn.
+    waiting: std::collections::VecDeque<usize>,
 }
 
-/// Start-up: the regions' servers and up to `per_region` existing rows of each region.
-async fn find_rows(
+/// Start-up: `draws` row keys drawn as `ycsb`'s workload C draws them (its own scrambled
+/// zipfian over `recordcount` records and its hashed key names), each with its region's name
+/// and server, from the table's regions as `hbase:meta` lists them.
+async fn draw_rows(
     o: &Options,
-    per_region: u64,
-) -> Result<Vec<(String, Bytes, Bytes)>, hbase_client::Error> {
+    draws: usize,
+) -> Result<Vec<(String, Bytes, Vec<u8>)>, hbase_client::Error> {
     let client =
         hbase_client::Client::connect(ClientConfig::builder(o.zk.clone()).build()?).await?;
     let table_name = TableName::parse(&o.table)?;
     let regions = client.admin().list_regions(&table_name).await?;
-    let table = client.table(&o.table)?;
-    let mut rows = Vec::new();
-    for r in regions {
-        let Some(server) = r.server else { continue };
-        let mut scan = Scan::new().limit(per_region).family(o.family.clone());
-        if !r.region.start_key.is_empty() {
-            scan = scan.start_row(r.region.start_key.clone());
-        }
-        if !r.region.end_key.is_empty() {
-            scan = scan.stop_row(r.region.end_key.clone());
-        }
-        for row in table.scan(scan).collect_all().await? {
-            rows.push((server.address(), r.region.name.clone(), row.row.clone()));
+    drop(client);
+    let mut chooser = ScrambledZipfian::new(0, o.records - 1, ZIPFIAN_CONSTANT);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let mut rows = Vec::with_capacity(draws);
+    for _ in 0..draws {
+        let key = build_key_name(chooser.next(&mut rng), 1, false).into_bytes();
+        // The last region whose start key is at most the key (regions are in key order).
+        let at = regions.partition_point(|r| r.region.start_key.as_ref() <= key.as_slice());
+        let Some(region) = at.checked_sub(1).map(|i| &regions[i]) else {
+            continue;
+        };
+        if let Some(server) = &region.server {
+            rows.push((server.address(), region.region.name.clone(), key));
         }
     }
     Ok(rows)
@@ -222,28 +235,24 @@ fn flush(conn: &mut Conn, sends: &mut u64) -> std::io::Result<()> {
 }
 
 fn run(o: &Options) -> Result<(), String> {
-    let per_region = std::env::var("FLOOR_KEYS_PER_REGION")
+    let draws = std::env::var("FLOOR_KEYS")
         .ok()
-        .map(|v| {
-            v.parse()
-                .map_err(|_| format!("FLOOR_KEYS_PER_REGION={v:?}"))
-        })
+        .map(|v| v.parse().map_err(|_| format!("FLOOR_KEYS={v:?}")))
         .transpose()?
-        .unwrap_or(200u64);
+        .unwrap_or(100_000usize);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     let rows = rt
-        .block_on(find_rows(o, per_region))
+        .block_on(draw_rows(o, draws))
         .map_err(|e| format!("start-up: {e}"))?;
     drop(rt);
     if rows.is_empty() {
         return Err(format!("table {} has no rows to read", o.table));
     }
 
-    // One connection per server; requests in a fixed shuffled order, so that consecutive gets
-    // go to different regions and servers, as ycsb's hashed keys do.
+    // One connection per server; the gets in the order drawn.
     let mut addrs: HashMap<String, usize> = HashMap::new();
     let mut conns: Vec<Conn> = Vec::new();
     let mut poll = Poll::new().map_err(|e| e.to_string())?;
@@ -265,6 +274,8 @@ fn run(o: &Options) -> Result<(), String> {
                     input: vec![0; 1 << 18],
                     filled: 0,
                     output: Vec::with_capacity(1 << 16),
+                    in_flight: 0,
+                    waiting: Default::default(),
                 });
                 addrs.insert(addr.clone(), conns.len() - 1);
                 conns.len() - 1
@@ -275,20 +286,34 @@ fn run(o: &Options) -> Result<(), String> {
             frame: encode_get(i as u32 + 1, region, row, o.family.as_bytes()),
         });
     }
-    let mut order: Vec<usize> = (0..requests.len()).collect();
-    // A fixed permutation (multiplicative stride coprime with the length).
-    let stride = (1..)
-        .map(|k| 7919 * k + 1)
-        .find(|s| gcd(*s, order.len()) == 1)
-        .unwrap();
-    for (i, slot) in order.iter_mut().enumerate() {
-        *slot = (i * stride) % requests.len();
-    }
     let mut next = 0usize;
+    // At most `cap` gets in flight per server, as our client's `max_in_flight_per_server`
+    // (default 64): beyond what its call queue takes, a region server answers
+    // CallQueueTooBigException.
+    let cap = std::env::var("FLOOR_MAX_IN_FLIGHT_PER_SERVER")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .map_err(|_| format!("FLOOR_MAX_IN_FLIGHT_PER_SERVER={v:?}"))
+        })
+        .transpose()?
+        .unwrap_or(64usize)
+        .max(1);
+    let send = |conns: &mut Vec<Conn>, i: usize| {
+        let c = &mut conns[requests[i].conn];
+        c.output.extend_from_slice(&requests[i].frame);
+        c.in_flight += 1;
+    };
+    // Draws the next get: sent now, or queued behind its server's cap.
     let mut send_next = |conns: &mut Vec<Conn>| {
-        let r = &requests[order[next]];
-        next = (next + 1) % order.len();
-        conns[r.conn].output.extend_from_slice(&r.frame);
+        let i = next;
+        next = (next + 1) % requests.len();
+        let c = &mut conns[requests[i].conn];
+        if c.in_flight < cap && c.waiting.is_empty() {
+            send(conns, i);
+        } else {
+            c.waiting.push_back(i);
+        }
     };
 
     let (mut sends, mut receives, mut polls, mut answers) = (0u64, 0u64, 0u64, 0u64);
@@ -347,8 +372,19 @@ fn run(o: &Options) -> Result<(), String> {
                 }
                 c.input.copy_within(at..c.filled, 0);
                 c.filled -= at;
+                c.in_flight -= done as usize;
                 answers += done;
+                // The places freed go to this server's waiting gets first, then to new draws
+                // (each answer is one caller's next operation).
                 for _ in 0..done {
+                    let c = &mut conns[ci];
+                    if let Some(i) = c.waiting.pop_front() {
+                        if c.in_flight < cap {
+                            send(&mut conns, i);
+                        } else {
+                            c.waiting.push_front(i);
+                        }
+                    }
                     send_next(&mut conns);
                 }
                 // Less than the space offered: the socket is drained (as tokio assumes too).
@@ -379,14 +415,6 @@ fn run(o: &Options) -> Result<(), String> {
     println!("[OVERALL], Throughput(ops/sec), {}", answers as f64 / secs);
     println!("[READ], Operations, {answers}");
     Ok(())
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 fn main() {
