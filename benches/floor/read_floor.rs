@@ -8,33 +8,40 @@
 //! `[READ], Operations`).
 //!
 //! What it does, and what it leaves out on purpose:
-//! - Start-up (not the floor, but counted in the process's CPU as `ycsb`'s is): `FLOOR_KEYS`
-//!   (default 100,000) row keys drawn with `ycsb`'s own workload C key chooser (scrambled
-//!   zipfian over `recordcount`, hashed key names), so that the server reads what it reads for
-//!   `ycsb`; the client library lists the table's regions to place each key. Every get is then
-//!   encoded once, whole (length, header, GetRequest for the row and the family, as `ycsb`'s
-//!   reads send), with its own call id; the loop sends them in the order drawn, over again.
+//! - Start-up (not the floor, but counted in the process's CPU as `ycsb`'s is; it prints its
+//!   own CPU on stderr): `FLOOR_KEYS` (default 100,000) row keys drawn with `ycsb`'s own
+//!   workload C key chooser (scrambled zipfian over `[0, recordcount]`, a draw past the last
+//!   record drawn again, hashed key names), so that the server reads what it reads for `ycsb`;
+//!   the client library lists the table's regions to place each key. Every get is then encoded
+//!   once, whole (length, header with `ycsb`'s 60 s timeout, GetRequest for the row and the
+//!   family, as `ycsb`'s reads send), with its own call id. The loop sends them in the order
+//!   drawn and starts over at the end (a 20 s run at 30,000 reads a second goes round about 6
+//!   times: fewer distinct rows than `ycsb` reads, with the same popularity).
 //! - The measured loop: one thread, one non-blocking connection per region server (the
 //!   connection's hello is our client's own, so answers carry KeyValue cell blocks as they do
-//!   for `ycsb`), `epoll` through `mio`.
-//!   It keeps `-threads` gets in flight: each answer sends the next pre-encoded get, and all the
-//!   gets a wakeup makes leave in one write per connection. Per answer it does the least a correct
-//!   client must: find the frame's end and read its response header (the call id, whether it
-//!   is an exception, and the cell block's length; an exception or a get without cells stops
-//!   the run with an error). It never decodes a cell, takes
-//!   no clock per call, keeps no timer, allocates nothing, and spawns no task.
+//!   for `ycsb`), `epoll` through `mio`. It keeps `-threads` gets outstanding: each answer
+//!   draws the next get, and all the gets a wakeup makes leave in one write per connection. At
+//!   most `FLOOR_MAX_IN_FLIGHT_PER_SERVER` (default 64, our client's default cap) are on one
+//!   server's wire; the rest wait in order for a place, as in our client. Per answer it does
+//!   the least a correct client must: find the frame's end and read its response header (the
+//!   call id, whether it is an exception, and the cell block's length; an exception or a get
+//!   without cells stops the run with an error). It never decodes a cell, takes no clock per
+//!   call, keeps no timer, spawns no task, and allocates nothing once its buffers have grown
+//!   to the load.
+//! - With more outstanding gets than `FLOOR_KEYS`, one encoded get (one call id) can be in
+//!   flight twice; answers are counted, not matched to calls, so that is harmless.
 //!
 //! Anything a real client adds on top of this (request encoding, timeouts, region lookup,
 //! tasks and wakers, cell decoding, and `ycsb`'s own keys, measurements and values) is what a
 //! comparison with it shows as the client's own cost; the kernel's work for the sends, the
 //! receives and the wakeups the server's answers cause is in both.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use hbase_client::rpc::frame::{connection_preamble, Service};
+use hbase_client::rpc::frame::{connection_preamble, Service, MAX_FRAME_LEN};
 use hbase_client::{ClientConfig, TableName};
 use hbase_proto::pb;
 use mio::net::TcpStream;
@@ -72,13 +79,12 @@ fn parse_args() -> Result<Options, String> {
                 let v = args.next().ok_or("-threads needs a value")?;
                 o.in_flight = v.parse().map_err(|_| format!("-threads {v:?}"))?;
             }
-            "-P" | "-s" => {
-                // A workload file (or YCSB's status flag, which takes none): ignored; the
-                // floor is always workload C's read.
-                if a == "-P" {
-                    args.next();
-                }
+            // A workload file: ignored, the floor is always workload C's read.
+            "-P" => {
+                args.next();
             }
+            // YCSB's status flag (no value).
+            "-s" => {}
             "-p" => {
                 let kv = args.next().ok_or("-p needs NAME=VALUE")?;
                 let (k, v) = kv.split_once('=').ok_or(format!("-p {kv:?}"))?;
@@ -117,34 +123,53 @@ struct Conn {
     /// Gets sent and not answered.
     in_flight: usize,
     /// Gets waiting for a place under the server's cap, in the order drawn.
-    waiting: std::collections::VecDeque<usize>,
+    waiting: VecDeque<usize>,
 }
 
-/// Start-up: `draws` row keys drawn as `ycsb`'s workload C draws them (its own scrambled
-/// zipfian over `recordcount` records and its hashed key names), each with its region's name
-/// and server, from the table's regions as `hbase:meta` lists them.
-async fn draw_rows(
-    o: &Options,
-    draws: usize,
-) -> Result<Vec<(String, Bytes, Vec<u8>)>, hbase_client::Error> {
-    let client =
-        hbase_client::Client::connect(ClientConfig::builder(o.zk.clone()).build()?).await?;
-    let table_name = TableName::parse(&o.table)?;
-    let regions = client.admin().list_regions(&table_name).await?;
-    drop(client);
-    let mut chooser = ScrambledZipfian::new(0, o.records - 1, ZIPFIAN_CONSTANT);
+/// Start-up: `draws` row keys drawn as `ycsb`'s workload C draws them, each with its region's
+/// name and server, from the table's regions as `hbase:meta` lists them.
+async fn draw_rows(o: &Options, draws: usize) -> Result<Vec<(String, Bytes, Vec<u8>)>, String> {
+    let regions = async {
+        let config = ClientConfig::builder(o.zk.clone()).build()?;
+        let client = hbase_client::Client::connect(config).await?;
+        client
+            .admin()
+            .list_regions(&TableName::parse(&o.table)?)
+            .await
+    }
+    .await
+    .map_err(|e| format!("listing the regions of {}: {e}", o.table))?;
+    // As ycsb's CoreWorkload for workload C: the chooser spans [0, recordcount] (insert
+    // start, insert count, no expected inserts), and a draw past the last record loaded
+    // (recordcount - 1) is drawn again.
+    let mut chooser = ScrambledZipfian::new(0, o.records, ZIPFIAN_CONSTANT);
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let mut rows = Vec::with_capacity(draws);
     for _ in 0..draws {
-        let key = build_key_name(chooser.next(&mut rng), 1, false).into_bytes();
-        // The last region whose start key is at most the key (regions are in key order).
-        let at = regions.partition_point(|r| r.region.start_key.as_ref() <= key.as_slice());
-        let Some(region) = at.checked_sub(1).map(|i| &regions[i]) else {
-            continue;
+        let keynum = loop {
+            let k = chooser.next(&mut rng);
+            if k < o.records {
+                break k;
+            }
         };
-        if let Some(server) = &region.server {
-            rows.push((server.address(), region.region.name.clone(), key));
-        }
+        let key = build_key_name(keynum, 1, false).into_bytes();
+        // The last region whose start key is at most the key (regions are in key order, the
+        // first starting at the empty key).
+        let at = regions.partition_point(|r| r.region.start_key.as_ref() <= key.as_slice());
+        let region = at.checked_sub(1).map(|i| &regions[i]).ok_or_else(|| {
+            format!(
+                "no region of {} holds {:?}",
+                o.table,
+                String::from_utf8_lossy(&key)
+            )
+        })?;
+        let server = region.server.as_ref().ok_or_else(|| {
+            format!(
+                "region {} is not assigned to a server",
+                region.region.encoded_name
+            )
+        })?;
+        rows.push((server.address(), region.region.name.clone(), key));
     }
     Ok(rows)
 }
@@ -156,6 +181,9 @@ fn encode_get(call_id: u32, region: &[u8], row: &[u8], family: &[u8]) -> Vec<u8>
         call_id: Some(call_id),
         method_name: Some("Get".into()),
         request_param: Some(true),
+        // What ycsb's reads carry: the client's 60 s RPC timeout (never cut by the operation's
+        // deadline in a steady run).
+        timeout: Some(60_000),
         ..Default::default()
     };
     let get = pb::GetRequest {
@@ -249,7 +277,7 @@ fn run(o: &Options) -> Result<(), String> {
         .map_err(|e| format!("start-up: {e}"))?;
     drop(rt);
     if rows.is_empty() {
-        return Err(format!("table {} has no rows to read", o.table));
+        return Err("FLOOR_KEYS must be at least 1".into());
     }
 
     // One connection per server; the gets in the order drawn.
@@ -323,6 +351,7 @@ fn run(o: &Options) -> Result<(), String> {
     for c in conns.iter_mut() {
         flush(c, &mut sends).map_err(|e| e.to_string())?;
     }
+    let startup_cpu = process_cpu_secs();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(o.seconds);
     let mut events = Events::with_capacity(64);
@@ -339,6 +368,8 @@ fn run(o: &Options) -> Result<(), String> {
         }
         for ev in events.iter() {
             let ci = ev.token().0;
+            // A writable-only event needs nothing here: it woke the poll, and the flush
+            // below writes whatever output an earlier short write left.
             if !ev.is_readable() {
                 continue;
             }
@@ -360,9 +391,12 @@ fn run(o: &Options) -> Result<(), String> {
                 c.filled += n;
                 // Whole frames: count, check, and send the next get for each.
                 let mut at = 0;
-                let mut done = 0;
+                let mut done = 0usize;
                 while c.filled - at >= 4 {
                     let len = u32::from_be_bytes(c.input[at..at + 4].try_into().unwrap()) as usize;
+                    if len > MAX_FRAME_LEN {
+                        return Err(format!("answer frame of {len} bytes is too large"));
+                    }
                     if c.filled - at - 4 < len {
                         break;
                     }
@@ -372,19 +406,20 @@ fn run(o: &Options) -> Result<(), String> {
                 }
                 c.input.copy_within(at..c.filled, 0);
                 c.filled -= at;
-                c.in_flight -= done as usize;
-                answers += done;
-                // The places freed go to this server's waiting gets first, then to new draws
-                // (each answer is one caller's next operation).
-                for _ in 0..done {
-                    let c = &mut conns[ci];
-                    if let Some(i) = c.waiting.pop_front() {
-                        if c.in_flight < cap {
-                            send(&mut conns, i);
-                        } else {
-                            c.waiting.push_front(i);
-                        }
+                c.in_flight = c
+                    .in_flight
+                    .checked_sub(done)
+                    .ok_or_else(|| format!("connection {ci}: more answers than gets sent"))?;
+                answers += done as u64;
+                // The places freed go to this server's waiting gets first, then each answer's
+                // caller draws its next get.
+                while conns[ci].in_flight < cap {
+                    match conns[ci].waiting.pop_front() {
+                        Some(i) => send(&mut conns, i),
+                        None => break,
                     }
+                }
+                for _ in 0..done {
                     send_next(&mut conns);
                 }
                 // Less than the space offered: the socket is drained (as tokio assumes too).
@@ -402,8 +437,9 @@ fn run(o: &Options) -> Result<(), String> {
     let secs = started.elapsed().as_secs_f64();
     let per = |n: u64| n as f64 / answers.max(1) as f64;
     eprintln!(
-        "read-floor: {answers} reads in {secs:.1} s, {} connections, {} keys, {} in flight; \
-         per read: {:.3} sends, {:.3} receives, {:.3} polls",
+        "read-floor: start-up {:.0} ms of CPU; {answers} reads in {secs:.1} s, {} connections, \
+         {} keys, {} in flight; per read: {:.3} sends, {:.3} receives, {:.3} polls",
+        startup_cpu * 1000.0,
         conns.len(),
         requests.len(),
         o.in_flight,
@@ -415,6 +451,18 @@ fn run(o: &Options) -> Result<(), String> {
     println!("[OVERALL], Throughput(ops/sec), {}", answers as f64 / secs);
     println!("[READ], Operations, {answers}");
     Ok(())
+}
+
+/// User and system CPU of this process so far, in seconds.
+fn process_cpu_secs() -> f64 {
+    // SAFETY: `usage` is a plain struct on the stack that getrusage fills.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 fn main() {
