@@ -13,8 +13,9 @@
 //!   workload C key chooser (scrambled zipfian over `[0, recordcount]`, a draw past the last
 //!   record drawn again, hashed key names), so that the server reads what it reads for `ycsb`;
 //!   the client library lists the table's regions to place each key. Every get is then encoded
-//!   once, whole (length, header with `ycsb`'s 60 s timeout, GetRequest for the row and the
-//!   family, as `ycsb`'s reads send), with its own call id. The loop sends them in the order
+//!   once, whole, by our client's own request encoder (the header with `ycsb`'s 60 s timeout,
+//!   the GetRequest for the row and the family, as `ycsb`'s reads send), with its own call id.
+//!   The loop sends them in the order
 //!   drawn and starts over at the end (a 20 s run at 30,000 reads a second goes round about 6
 //!   times: fewer distinct rows than `ycsb` reads, with the same popularity).
 //! - The measured loop: one thread, one non-blocking connection per region server (the
@@ -40,8 +41,10 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use hbase_client::rpc::frame::{connection_preamble, Service, MAX_FRAME_LEN};
+use bytes::{Bytes, BytesMut};
+use hbase_client::rpc::frame::{
+    connection_preamble, encode_request, RequestMeta, Service, MAX_FRAME_LEN,
+};
 use hbase_client::{ClientConfig, TableName};
 use hbase_proto::pb;
 use mio::net::TcpStream;
@@ -174,18 +177,10 @@ async fn draw_rows(o: &Options, draws: usize) -> Result<Vec<(String, Bytes, Vec<
     Ok(rows)
 }
 
-/// The get request for `row` in `region`, as one frame: `u32` length, then the delimited
-/// request header and GetRequest.
-fn encode_get(call_id: u32, region: &[u8], row: &[u8], family: &[u8]) -> Vec<u8> {
-    let header = pb::RequestHeader {
-        call_id: Some(call_id),
-        method_name: Some("Get".into()),
-        request_param: Some(true),
-        // What ycsb's reads carry: the client's 60 s RPC timeout (never cut by the operation's
-        // deadline in a steady run).
-        timeout: Some(60_000),
-        ..Default::default()
-    };
+/// The get request for `row` in `region`, as one frame, encoded by our client's own request
+/// encoder, with the header `ycsb`'s reads carry: method `Get`, the client's 60 s RPC timeout
+/// (never cut by the operation's deadline in a steady run), normal priority.
+fn encode_get(call_id: u32, region: &[u8], row: &[u8], family: &[u8]) -> Result<Vec<u8>, String> {
     let get = pb::GetRequest {
         region: pb::RegionSpecifier {
             r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
@@ -200,17 +195,14 @@ fn encode_get(call_id: u32, region: &[u8], row: &[u8], family: &[u8]) -> Vec<u8>
             ..Default::default()
         },
     };
-    let body_len = header.encoded_len()
-        + prost::length_delimiter_len(header.encoded_len())
-        + get.encoded_len()
-        + prost::length_delimiter_len(get.encoded_len());
-    let mut frame = Vec::with_capacity(4 + body_len);
-    frame.extend_from_slice(&(body_len as u32).to_be_bytes());
-    header
-        .encode_length_delimited(&mut frame)
-        .expect("vec grows");
-    get.encode_length_delimited(&mut frame).expect("vec grows");
-    frame
+    let meta = RequestMeta {
+        method: "Get",
+        timeout_ms: 60_000,
+        priority: 0,
+    };
+    let mut frame = BytesMut::new();
+    encode_request(&mut frame, call_id, meta, &get, None).map_err(|e| e.to_string())?;
+    Ok(frame.to_vec())
 }
 
 /// Opens a connection with the hello our client sends (preamble, then the connection header
@@ -311,7 +303,7 @@ fn run(o: &Options) -> Result<(), String> {
         };
         requests.push(Request {
             conn,
-            frame: encode_get(i as u32 + 1, region, row, o.family.as_bytes()),
+            frame: encode_get(i as u32 + 1, region, row, o.family.as_bytes())?,
         });
     }
     let mut next = 0usize;
