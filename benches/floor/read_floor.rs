@@ -209,7 +209,11 @@ fn encode_get(call_id: u32, region: &[u8], row: &[u8], family: &[u8]) -> Result<
 /// naming KeyValue cell blocks and a client version: without the version, HBase 2.6.4 answered
 /// these gets with the cells inside the protobuf message, not in a cell block).
 fn open(addr: &str) -> std::io::Result<TcpStream> {
-    let mut s = std::net::TcpStream::connect(addr)?;
+    // Bounded, as every connect of our client: a server that does not answer fails the run.
+    let sock = std::net::ToSocketAddrs::to_socket_addrs(addr)?
+        .next()
+        .ok_or_else(|| std::io::Error::new(ErrorKind::NotFound, "no address"))?;
+    let mut s = std::net::TcpStream::connect_timeout(&sock, Duration::from_secs(10))?;
     s.set_nodelay(true)?;
     let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
     s.write_all(&connection_preamble(&user, Service::Client))?;
