@@ -123,7 +123,9 @@ pub fn results_from_scan(
 ) -> Result<Vec<(RowResult, bool)>> {
     let partial = std::mem::take(&mut resp.partial_flag_per_result);
     let stale = resp.stale.unwrap_or(false);
-    let mut out = Vec::new();
+    // Sized once (both counts are of what the message already holds): grown row by row, a
+    // 100-row answer reallocated it 5 times.
+    let mut out = Vec::with_capacity(resp.cells_per_result.len().max(resp.results.len()));
     if !resp.cells_per_result.is_empty() {
         let mut block = CellBlockReader::new(cellblock);
         for (i, &n) in resp.cells_per_result.iter().enumerate() {
