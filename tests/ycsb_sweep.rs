@@ -2,7 +2,8 @@
 //! small sizes, each point on a clone of the loaded table and in its own `ycsb run` process;
 //! the artifacts' contents are checked (a point per thread count, histogram counts equal to
 //! operations, each point's client CPU per operation and peak RSS, the table left as loaded,
-//! clones and snapshot gone), and the page is rendered in a real headless browser.
+//! clones and snapshot gone, a server warm-up run on a clone), and the page is rendered in a
+//! real headless browser.
 
 use std::path::{Path, PathBuf};
 
@@ -164,14 +165,32 @@ async fn thread_and_target_sweeps() {
         );
     }
 
-    // A target sweep of a read-only workload, without a second load.
+    // A target sweep of a read-only workload, without a second load, after a server warm-up
+    // on a clone of the loaded table.
     let target_dir = base.join("targets");
-    ycsb(&format!(
-        "sweep {common} -p sweep.load=false -P workloadc -threads 2 -target 400,800 --out {}",
+    let out = ycsb(&format!(
+        "sweep {common} -p sweep.load=false -p sweep.serverwarmup=1 -P workloadc -threads 2 -target 400,800 --out {}",
         target_dir.display()
     ))
     .await;
+    assert!(out.contains("server warm-up: 1 s on a clone of"), "{out}");
     assert_eq!(points(&target_dir).len(), 2);
+    // One warm-up run (one workload, one thread count), not a point, that read the clone: the
+    // loaded rows were there to read.
+    let warm: Vec<PathBuf> = std::fs::read_dir(target_dir.join("warmup"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(warm.len(), 1, "{warm:?}");
+    assert!(warm[0].ends_with("workloadc-t2"), "{warm:?}");
+    let report = std::fs::read_to_string(warm[0].join("stdout.txt")).unwrap();
+    let reads = hbase_it::ycsb_count(&report, "READ", "Operations");
+    assert!(reads > 0, "{report}");
+    assert_eq!(
+        hbase_it::ycsb_count(&report, "READ", "Return=OK"),
+        reads,
+        "{report}"
+    );
 
     // The loaded table is as the load left it; the clones and the snapshot are gone.
     let client = hbase_it::client().await;
@@ -184,12 +203,14 @@ async fn thread_and_target_sweeps() {
     }
     assert_eq!(rows, 400);
     let admin = client.admin();
-    let prefix = format!("{}_p", String::from_utf8_lossy(table.qualifier()));
+    let qualifier = String::from_utf8_lossy(table.qualifier()).into_owned();
     let tables = admin.list_tables(None, None).await.unwrap();
-    assert!(
-        tables.iter().all(|n| !n.to_string().starts_with(&prefix)),
-        "{tables:?}"
-    );
+    for prefix in [format!("{qualifier}_p"), format!("{qualifier}_warm_")] {
+        assert!(
+            tables.iter().all(|n| !n.to_string().starts_with(&prefix)),
+            "{prefix}: {tables:?}"
+        );
+    }
     assert!(admin
         .list_snapshots()
         .await
