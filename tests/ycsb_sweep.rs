@@ -173,16 +173,27 @@ async fn thread_and_target_sweeps() {
         target_dir.display()
     ))
     .await;
-    assert!(out.contains("server warm-up: 1 s on a clone of"), "{out}");
+    let qualifier = String::from_utf8_lossy(table.qualifier()).into_owned();
+    assert!(
+        out.contains(&format!(
+            "server warm-up: 1 run(s) of 1 s on {qualifier}_warm_"
+        )),
+        "{out}"
+    );
     assert_eq!(points(&target_dir).len(), 2);
-    // One warm-up run (one workload, one thread count), not a point, that read the clone: the
-    // loaded rows were there to read.
+    // One warm-up run (one workload, one thread count), not a point, on a clone of its own
+    // (named in its progress), that found the loaded rows there to read.
     let warm: Vec<PathBuf> = std::fs::read_dir(target_dir.join("warmup"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(warm.len(), 1, "{warm:?}");
-    assert!(warm[0].ends_with("workloadc-t2"), "{warm:?}");
+    assert!(warm[0].ends_with("01-workloadc-t2"), "{warm:?}");
+    let progress = std::fs::read_to_string(warm[0].join("stderr.txt")).unwrap();
+    assert!(
+        progress.contains(&format!("HBase table {qualifier}_warm_")),
+        "{progress}"
+    );
     let report = std::fs::read_to_string(warm[0].join("stdout.txt")).unwrap();
     let reads = hbase_it::ycsb_count(&report, "READ", "Operations");
     assert!(reads > 0, "{report}");
@@ -191,6 +202,19 @@ async fn thread_and_target_sweeps() {
         reads,
         "{report}"
     );
+
+    // A bad warm-up length is refused before anything is loaded or snapshotted (the check of
+    // the snapshots below covers this sweep too).
+    for bad in ["abc", "-1"] {
+        let err = ycsb::execute(&hbase_it::ycsb_args(&format!(
+            "sweep {common} -p sweep.serverwarmup={bad} -P workloadc -threads 1 --out {}",
+            base.join("bad").display()
+        )))
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("sweep.serverwarmup"), "{err}");
+    }
 
     // The loaded table is as the load left it; the clones and the snapshot are gone.
     let client = hbase_it::client().await;
@@ -203,7 +227,6 @@ async fn thread_and_target_sweeps() {
     }
     assert_eq!(rows, 400);
     let admin = client.admin();
-    let qualifier = String::from_utf8_lossy(table.qualifier()).into_owned();
     let tables = admin.list_tables(None, None).await.unwrap();
     for prefix in [format!("{qualifier}_p"), format!("{qualifier}_warm_")] {
         assert!(

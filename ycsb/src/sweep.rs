@@ -238,6 +238,8 @@ pub async fn sweep(
         .get("db")
         .is_some_and(|d| d.trim().eq_ignore_ascii_case("memory"));
     let table = p.get_or("table", "usertable").trim().to_string();
+    // Checked before the load and the snapshot: a bad value must leave nothing behind.
+    let server_warmup = p.f64_in("sweep.serverwarmup", 0.0, 0.0, 86_400.0)?;
     let warmup: f64 = p.get_or("warmuptime", "0").trim().parse().unwrap_or(0.0);
     let exe = point_exe(
         p,
@@ -281,21 +283,14 @@ pub async fn sweep(
     // servers reach through links; warming them on the loaded table leaves that path to the
     // first point's JIT (measured: 4.6 s of compiler CPU in the first 20 s point on a clone,
     // 0.3 s on the warmed table itself).
-    let server_warmup = p.f64_in("sweep.serverwarmup", 0.0, 0.0, 86_400.0)?;
     let mut result = Ok(());
     if server_warmup > 0.0 {
         match &client {
             Some(c) => {
-                let warning;
-                (result, warning) =
+                let line;
+                (result, line) =
                     warm_servers(c, &s, &snapshot, &table, &exe, &out, server_warmup).await;
-                log.push_str(&warning);
-                if result.is_ok() {
-                    log.push_str(&format!(
-                        "server warm-up: {server_warmup} s on a clone of {table} (not measured; runs in {}/warmup)\n",
-                        out.display()
-                    ));
-                }
+                log.push_str(&line);
             }
             None => log.push_str("server warm-up skipped: the memory binding has no server\n"),
         }
@@ -409,8 +404,9 @@ pub async fn sweep(
 /// `-p sweep.serverwarmup=SECONDS`: before the points, every workload at every distinct
 /// thread count of the sweep, unthrottled and not measured, on one clone of the snapshot
 /// (dropped after, unless `--keep-tables`). The seconds are shared evenly, at least 1 s a run.
-/// Each run's report is kept in `out/warmup/<workload>-t<threads>/`. Returns the outcome and
-/// a warning line for the sweep's log (empty if none).
+/// Each run's report and artifacts are kept in `out/warmup/<nn>-<workload>-t<threads>/`.
+/// Returns the outcome and the lines for the sweep's log (what ran, and a warning if the
+/// clone could not be dropped).
 async fn warm_servers(
     client: &hbase_client::Client,
     s: &Split,
@@ -426,8 +422,8 @@ async fn warm_servers(
             threads.push(t);
         }
     }
-    let runs = (s.workloads.len() * threads.len()) as f64;
-    let each = (seconds / runs).ceil().max(1.0) as u64;
+    let runs = s.workloads.len() * threads.len();
+    let each = (seconds / runs as f64).ceil().max(1.0) as u64;
     let warm_table = format!("{}_warm_{}", short(table), std::process::id());
     let name = match TableName::parse(&warm_table) {
         Ok(n) => n,
@@ -439,9 +435,13 @@ async fn warm_servers(
         return (Err(e), String::new());
     }
     let mut result = Ok(());
+    let mut index = 0;
     'runs: for w in &s.workloads {
         for &t in &threads {
-            let dir = out.join("warmup").join(format!("{}-t{t}", short(w)));
+            index += 1;
+            let dir = out
+                .join("warmup")
+                .join(format!("{index:02}-{}-t{t}", short(w)));
             if let Err(e) = std::fs::create_dir_all(&dir) {
                 result = Err(Error::Io(format!("cannot create {}: {e}", dir.display())));
                 break 'runs;
@@ -454,6 +454,7 @@ async fn warm_servers(
                 "operationcount=0".into(),
                 format!("maxexecutiontime={each}"),
                 "warmuptime=0".into(),
+                format!("artifacts.dir={}", dir.display()),
             ] {
                 a.extend(["-p".into(), prop]);
             }
@@ -464,17 +465,25 @@ async fn warm_servers(
             }
         }
     }
-    let mut warning = String::new();
-    if !s.keep_tables {
+    let mut lines = String::new();
+    if result.is_ok() {
+        lines = format!(
+            "server warm-up: {runs} run(s) of {each} s on {warm_table}, a clone of {table} (not measured; in {})\n",
+            out.join("warmup").display()
+        );
+    }
+    if s.keep_tables {
+        lines.push_str(&format!("kept {warm_table} (--keep-tables)\n"));
+    } else {
         let dropped = async {
             admin.disable_table(&name).await?;
             admin.delete_table(&name).await
         };
         if let Err(e) = dropped.await {
-            warning = format!("warning: could not drop {warm_table}: {e}\n");
+            lines.push_str(&format!("warning: could not drop {warm_table}: {e}\n"));
         }
     }
-    (result, warning)
+    (result, lines)
 }
 
 /// `ycsb plot DIR... [--out FILE]`: the page of one or several sweep directories, overlaid.

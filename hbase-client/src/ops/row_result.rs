@@ -123,9 +123,15 @@ pub fn results_from_scan(
 ) -> Result<Vec<(RowResult, bool)>> {
     let partial = std::mem::take(&mut resp.partial_flag_per_result);
     let stale = resp.stale.unwrap_or(false);
-    // Sized once (both counts are of what the message already holds): grown row by row, a
-    // 100-row answer reallocated it 5 times.
-    let mut out = Vec::with_capacity(resp.cells_per_result.len().max(resp.results.len()));
+    let rows = if resp.cells_per_result.is_empty() {
+        resp.results.len()
+    } else {
+        resp.cells_per_result.len()
+    };
+    // Sized once (grown row by row, a 100-row answer reallocated it 5 times), but not by more
+    // than a normal answer's rows on a server's word: a count costs it a byte, a row here
+    // about 70.
+    let mut out = Vec::with_capacity(rows.min(4096));
     if !resp.cells_per_result.is_empty() {
         let mut block = CellBlockReader::new(cellblock);
         for (i, &n) in resp.cells_per_result.iter().enumerate() {
