@@ -325,14 +325,7 @@ pub async fn sweep(
                         break 'points;
                     }
                 }
-                let mut a = vec!["run".to_string()];
-                a.extend(s.base.iter().cloned());
-                a.extend([
-                    "-P".into(),
-                    w.clone(),
-                    "-threads".into(),
-                    threads.to_string(),
-                ]);
+                let mut a = run_args(&s, w, threads);
                 if target > 0.0 {
                     a.extend(["-target".into(), target.to_string()]);
                 }
@@ -344,14 +337,7 @@ pub async fn sweep(
                 if let (Some(c), false) = (&client, s.keep_tables) {
                     let t =
                         TableName::parse(&point_table).map_err(|e| Error::Config(e.to_string()))?;
-                    let admin = c.admin();
-                    let dropped = async {
-                        admin.disable_table(&t).await?;
-                        admin.delete_table(&t).await
-                    };
-                    if let Err(e) = dropped.await {
-                        log.push_str(&format!("warning: could not drop {point_table}: {e}\n"));
-                    }
+                    log.push_str(&drop_table(c, &t).await);
                 }
                 let usage = match succeeded(run, &format!("point {id}"), &dir) {
                     Ok(u) => u,
@@ -446,9 +432,7 @@ async fn warm_servers(
                 result = Err(Error::Io(format!("cannot create {}: {e}", dir.display())));
                 break 'runs;
             }
-            let mut a = vec!["run".to_string()];
-            a.extend(s.base.iter().cloned());
-            a.extend(["-P".into(), w.clone(), "-threads".into(), t.to_string()]);
+            let mut a = run_args(s, w, t);
             for prop in [
                 format!("table={warm_table}"),
                 "operationcount=0".into(),
@@ -475,15 +459,36 @@ async fn warm_servers(
     if s.keep_tables {
         lines.push_str(&format!("kept {warm_table} (--keep-tables)\n"));
     } else {
-        let dropped = async {
-            admin.disable_table(&name).await?;
-            admin.delete_table(&name).await
-        };
-        if let Err(e) = dropped.await {
-            lines.push_str(&format!("warning: could not drop {warm_table}: {e}\n"));
-        }
+        lines.push_str(&drop_table(client, &name).await);
     }
     (result, lines)
+}
+
+/// `ycsb run` with the sweep's own command line, for one workload and thread count.
+fn run_args(s: &Split, workload: &str, threads: u64) -> Vec<String> {
+    let mut a = vec!["run".to_string()];
+    a.extend(s.base.iter().cloned());
+    a.extend([
+        "-P".into(),
+        workload.to_string(),
+        "-threads".into(),
+        threads.to_string(),
+    ]);
+    a
+}
+
+/// Drops a table the sweep cloned. Returns the warning line for the sweep's log if it could
+/// not (empty otherwise): a table left behind does not fail the sweep.
+async fn drop_table(client: &hbase_client::Client, name: &TableName) -> String {
+    let admin = client.admin();
+    let dropped = async {
+        admin.disable_table(name).await?;
+        admin.delete_table(name).await
+    };
+    match dropped.await {
+        Ok(()) => String::new(),
+        Err(e) => format!("warning: could not drop {name}: {e}\n"),
+    }
 }
 
 /// `ycsb plot DIR... [--out FILE]`: the page of one or several sweep directories, overlaid.
