@@ -216,6 +216,25 @@ async fn thread_and_target_sweeps() {
         assert!(err.contains("sweep.serverwarmup"), "{err}");
     }
 
+    // A sweep whose point fails returns the error and keeps its log in the directory, the
+    // failure last (the checks below cover its clone and snapshot).
+    let failed = base.join("failed");
+    let err = ycsb::execute(&hbase_it::ycsb_args(&format!(
+        "sweep {common} -p sweep.load=false -p requestdistribution=nosuch -P workloadc -threads 1 --out {}",
+        failed.display()
+    )))
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("point 001-workloadc-t1"), "{err}");
+    let log = std::fs::read_to_string(failed.join("sweep.log")).unwrap();
+    assert!(
+        log.lines().last() == Some(format!("failed: {err}").as_str()),
+        "{log}"
+    );
+    let stderr = std::fs::read_to_string(points(&failed)[0].join("stderr.txt")).unwrap();
+    assert!(stderr.contains("requestdistribution"), "{stderr}");
+
     // The loaded table is as the load left it; the clones and the snapshot are gone.
     let client = hbase_it::client().await;
     let t = client.table(&table.to_string()).unwrap();

@@ -20,7 +20,9 @@
 //! The directory gets `points/<id>/` per point (its report exactly as a single run prints it
 //! in `stdout.txt`, its stderr in `stderr.txt`, the text report, `process.txt` and one
 //! HdrHistogram interval log per operation as `-p artifacts.dir` writes them, and
-//! `point.json`), `summary.csv`, `summary.json` and the self-contained `report.html`.
+//! `point.json`), `summary.csv`, `summary.json`, the self-contained `report.html`, and
+//! `sweep.log` (what ran, and any clone or snapshot that could not be dropped), which a failed
+//! sweep writes too.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -362,7 +364,16 @@ pub async fn sweep(
             ));
         }
     }
-    result?;
+    if let Err(e) = result {
+        // The error alone would lose the log: what ran, and a clone or the snapshot left
+        // behind. It is kept in the directory, and its warnings go to stderr.
+        log.push_str(&format!("failed: {e}\n"));
+        let _ = std::fs::write(out.join("sweep.log"), &log);
+        for line in log.lines().filter(|l| l.starts_with("warning: ")) {
+            eprintln!("ycsb: {line}");
+        }
+        return Err(e);
+    }
 
     // 5. Summaries and the page.
     let points = read_points(&out)?;
@@ -378,9 +389,10 @@ pub async fn sweep(
     write("summary.json", summary_json(&points))?;
     write("report.html", report_html(&[(name, points)]))?;
     log.push_str(&format!(
-        "wrote {} (summary.csv, summary.json, report.html)\n",
+        "wrote {} (summary.csv, summary.json, report.html, sweep.log)\n",
         out.display()
     ));
+    write("sweep.log", log.clone())?;
     Ok(Outcome {
         stdout: log,
         ..Outcome::default()
