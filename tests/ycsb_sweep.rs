@@ -81,6 +81,11 @@ async fn thread_and_target_sweeps() {
     ))
     .await;
     assert!(out.contains("report.html"), "{out}");
+    // The log printed is the log kept.
+    assert_eq!(
+        std::fs::read_to_string(threads_dir.join("sweep.log")).unwrap(),
+        out
+    );
     let pts = points(&threads_dir);
     // A matrix: every workload at every thread count.
     assert_eq!(pts.len(), 4, "{pts:?}");

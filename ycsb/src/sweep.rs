@@ -21,8 +21,8 @@
 //! in `stdout.txt`, its stderr in `stderr.txt`, the text report, `process.txt` and one
 //! HdrHistogram interval log per operation as `-p artifacts.dir` writes them, and
 //! `point.json`), `summary.csv`, `summary.json`, the self-contained `report.html`, and
-//! `sweep.log` (what ran, and any clone or snapshot that could not be dropped), which a failed
-//! sweep writes too.
+//! `sweep.log` (what ran, and any clone or snapshot that could not be dropped), which a sweep
+//! that fails after its argument checks writes too, the failure its last line.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -248,151 +248,168 @@ pub async fn sweep(
         crate::started_as_cli().then(|| std::env::current_exe().ok()),
     )?;
     let mut log = String::new();
-
-    // 1. One load, with the first workload and the largest thread count (at most 64).
-    let load_threads = s.threads.iter().copied().max().unwrap_or(1).min(64);
-    if p.bool_or("sweep.load", true) {
-        let mut a = vec!["load".to_string()];
-        a.extend(s.base.iter().cloned());
-        a.extend([
-            "-P".into(),
-            s.workloads[0].clone(),
-            "-threads".into(),
-            load_threads.to_string(),
-        ]);
-        let loaded = run_command(a).await?;
-        std::fs::write(out.join("load.txt"), &loaded.stdout)
-            .map_err(|e| Error::Io(format!("cannot write load.txt: {e}")))?;
-        log.push_str(&format!("loaded {table} ({load_threads} threads)\n"));
-    }
-
-    // 2. The pristine copy.
-    let client = if memory {
-        None
-    } else {
-        Some(crate::hbase::connect(p, conf_dirs).await?)
-    };
-    let snapshot = format!("{}_sweep_{}", short(&table), std::process::id());
-    if let Some(c) = &client {
-        let name = TableName::parse(&table).map_err(|e| Error::Config(e.to_string()))?;
-        c.admin()
-            .snapshot(&snapshot, &name)
-            .await
-            .map_err(|e| Error::Hbase(format!("cannot snapshot {table}: {e}")))?;
-    }
-
-    // 3. The server's warm-up, on a clone: the points read clones, whose files the region
-    // servers reach through links; warming them on the loaded table leaves that path to the
-    // first point's JIT (measured: 4.6 s of compiler CPU in the first 20 s point on a clone,
-    // 0.3 s on the warmed table itself).
-    let mut result = Ok(());
-    if server_warmup > 0.0 {
-        match &client {
-            Some(c) => {
-                let line;
-                (result, line) =
-                    warm_servers(c, &s, &snapshot, &table, &exe, &out, server_warmup).await;
-                log.push_str(&line);
-            }
-            None => log.push_str("server warm-up skipped: the memory binding has no server\n"),
+    // Everything after the checks runs in here, so that a failure at any step still leaves
+    // the log (what ran, and a clone or the snapshot left behind) in the directory.
+    let ran: Result<(), Error> = async {
+        // 1. One load, with the first workload and the largest thread count (at most 64).
+        let load_threads = s.threads.iter().copied().max().unwrap_or(1).min(64);
+        if p.bool_or("sweep.load", true) {
+            let mut a = vec!["load".to_string()];
+            a.extend(s.base.iter().cloned());
+            a.extend([
+                "-P".into(),
+                s.workloads[0].clone(),
+                "-threads".into(),
+                load_threads.to_string(),
+            ]);
+            let loaded = run_command(a).await?;
+            std::fs::write(out.join("load.txt"), &loaded.stdout)
+                .map_err(|e| Error::Io(format!("cannot write load.txt: {e}")))?;
+            log.push_str(&format!("loaded {table} ({load_threads} threads)\n"));
         }
-    }
 
-    // 4. The points.
-    let mut index = 0;
-    // A failed warm-up runs no point (the snapshot is still deleted).
-    let workloads: &[String] = if result.is_ok() { &s.workloads } else { &[] };
-    'points: for w in workloads {
-        for &threads in &s.threads {
-            for &target in &s.targets {
-                index += 1;
-                let id = format!(
-                    "{index:03}-{}-t{threads}{}",
-                    short(w),
+        // 2. The pristine copy.
+        let client = if memory {
+            None
+        } else {
+            Some(crate::hbase::connect(p, conf_dirs).await?)
+        };
+        let snapshot = format!("{}_sweep_{}", short(&table), std::process::id());
+        if let Some(c) = &client {
+            let name = TableName::parse(&table).map_err(|e| Error::Config(e.to_string()))?;
+            c.admin()
+                .snapshot(&snapshot, &name)
+                .await
+                .map_err(|e| Error::Hbase(format!("cannot snapshot {table}: {e}")))?;
+        }
+
+        // 3. The server's warm-up, on a clone: the points read clones, whose files the region
+        // servers reach through links; warming them on the loaded table leaves that path to the
+        // first point's JIT (measured: 4.6 s of compiler CPU in the first 20 s point on a clone,
+        // 0.3 s on the warmed table itself).
+        let mut result = Ok(());
+        if server_warmup > 0.0 {
+            match &client {
+                Some(c) => {
+                    let line;
+                    (result, line) =
+                        warm_servers(c, &s, &snapshot, &table, &exe, &out, server_warmup).await;
+                    log.push_str(&line);
+                }
+                None => log.push_str("server warm-up skipped: the memory binding has no server\n"),
+            }
+        }
+
+        // 4. The points.
+        let mut index = 0;
+        // A failed warm-up runs no point (the snapshot is still deleted).
+        let workloads: &[String] = if result.is_ok() { &s.workloads } else { &[] };
+        'points: for w in workloads {
+            for &threads in &s.threads {
+                for &target in &s.targets {
+                    index += 1;
+                    let id = format!(
+                        "{index:03}-{}-t{threads}{}",
+                        short(w),
+                        if target > 0.0 {
+                            format!("-r{target}")
+                        } else {
+                            String::new()
+                        }
+                    );
+                    let dir = out.join("points").join(&id);
+                    if let Err(e) = std::fs::create_dir_all(&dir) {
+                        result = Err(Error::Io(format!("cannot create {}: {e}", dir.display())));
+                        break 'points;
+                    }
+                    let point_table = format!("{}_p{index}_{}", short(&table), std::process::id());
+                    let t = match TableName::parse(&point_table) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            result = Err(Error::Config(e.to_string()));
+                            break 'points;
+                        }
+                    };
+                    if let Some(c) = &client {
+                        if let Err(e) = c.admin().clone_snapshot(&snapshot, &t).await {
+                            result = Err(Error::Hbase(format!("cannot clone {snapshot}: {e}")));
+                            break 'points;
+                        }
+                    }
+                    let mut a = run_args(&s, w, threads);
                     if target > 0.0 {
-                        format!("-r{target}")
-                    } else {
-                        String::new()
+                        a.extend(["-target".into(), target.to_string()]);
                     }
-                );
-                let dir = out.join("points").join(&id);
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
-                let point_table = format!("{}_p{index}_{}", short(&table), std::process::id());
-                if let Some(c) = &client {
-                    let t =
-                        TableName::parse(&point_table).map_err(|e| Error::Config(e.to_string()))?;
-                    if let Err(e) = c.admin().clone_snapshot(&snapshot, &t).await {
-                        result = Err(Error::Hbase(format!("cannot clone {snapshot}: {e}")));
+                    if client.is_some() {
+                        a.extend(["-p".into(), format!("table={point_table}")]);
+                    }
+                    a.extend(["-p".into(), format!("artifacts.dir={}", dir.display())]);
+                    let run = run_point(exe.clone(), a, dir.clone()).await;
+                    if let (Some(c), false) = (&client, s.keep_tables) {
+                        log.push_str(&drop_table(c, &t).await);
+                    }
+                    let usage = match succeeded(run, &format!("point {id}"), &dir) {
+                        Ok(u) => u,
+                        Err(e) => {
+                            result = Err(e);
+                            break 'points;
+                        }
+                    };
+                    if let Err(e) = std::fs::write(
+                        dir.join("point.json"),
+                        point_json(w, threads, target, warmup, Some(&usage)),
+                    ) {
+                        result = Err(Error::Io(format!("cannot write {}: {e}", dir.display())));
                         break 'points;
                     }
+                    log.push_str(&format!("point {id} done\n"));
                 }
-                let mut a = run_args(&s, w, threads);
-                if target > 0.0 {
-                    a.extend(["-target".into(), target.to_string()]);
-                }
-                if client.is_some() {
-                    a.extend(["-p".into(), format!("table={point_table}")]);
-                }
-                a.extend(["-p".into(), format!("artifacts.dir={}", dir.display())]);
-                let run = run_point(exe.clone(), a, dir.clone()).await;
-                if let (Some(c), false) = (&client, s.keep_tables) {
-                    let t =
-                        TableName::parse(&point_table).map_err(|e| Error::Config(e.to_string()))?;
-                    log.push_str(&drop_table(c, &t).await);
-                }
-                let usage = match succeeded(run, &format!("point {id}"), &dir) {
-                    Ok(u) => u,
-                    Err(e) => {
-                        result = Err(e);
-                        break 'points;
-                    }
-                };
-                std::fs::write(
-                    dir.join("point.json"),
-                    point_json(w, threads, target, warmup, Some(&usage)),
-                )
-                .map_err(|e| Error::Io(format!("cannot write {}: {e}", dir.display())))?;
-                log.push_str(&format!("point {id} done\n"));
             }
         }
-    }
-    if let Some(c) = &client {
-        if let Err(e) = c.admin().delete_snapshot(&snapshot).await {
-            log.push_str(&format!(
-                "warning: could not delete snapshot {snapshot}: {e}\n"
-            ));
+        if let Some(c) = &client {
+            if let Err(e) = c.admin().delete_snapshot(&snapshot).await {
+                log.push_str(&format!(
+                    "warning: could not delete snapshot {snapshot}: {e}\n"
+                ));
+            }
         }
+        result?;
+
+        // 5. Summaries and the page.
+        let points = read_points(&out)?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+        let write = |file: &str, text: String| {
+            std::fs::write(out.join(file), text)
+                .map_err(|e| Error::Io(format!("cannot write {file}: {e}")))
+        };
+        write("summary.csv", summary_csv(&points))?;
+        write("summary.json", summary_json(&points))?;
+        write("report.html", report_html(&[(name, points)]))?;
+        log.push_str(&format!(
+            "wrote {} (summary.csv, summary.json, report.html, sweep.log)\n",
+            out.display()
+        ));
+        Ok(())
     }
-    if let Err(e) = result {
-        // The error alone would lose the log: what ran, and a clone or the snapshot left
-        // behind. It is kept in the directory, and its warnings go to stderr.
+    .await;
+    if let Err(e) = ran {
         log.push_str(&format!("failed: {e}\n"));
-        let _ = std::fs::write(out.join("sweep.log"), &log);
+        if let Err(w) = std::fs::write(out.join("sweep.log"), &log) {
+            eprintln!(
+                "ycsb: warning: could not write {}: {w}",
+                out.join("sweep.log").display()
+            );
+        }
         for line in log.lines().filter(|l| l.starts_with("warning: ")) {
             eprintln!("ycsb: {line}");
         }
         return Err(e);
     }
-
-    // 5. Summaries and the page.
-    let points = read_points(&out)?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "sweep".into());
-    let write = |file: &str, text: String| {
-        std::fs::write(out.join(file), text)
-            .map_err(|e| Error::Io(format!("cannot write {file}: {e}")))
-    };
-    write("summary.csv", summary_csv(&points))?;
-    write("summary.json", summary_json(&points))?;
-    write("report.html", report_html(&[(name, points)]))?;
-    log.push_str(&format!(
-        "wrote {} (summary.csv, summary.json, report.html, sweep.log)\n",
-        out.display()
-    ));
-    write("sweep.log", log.clone())?;
+    std::fs::write(out.join("sweep.log"), &log)
+        .map_err(|e| Error::Io(format!("cannot write sweep.log: {e}")))?;
     Ok(Outcome {
         stdout: log,
         ..Outcome::default()
