@@ -362,6 +362,7 @@ const NUMERIC: &[Numeric] = &[
     int("maxexecutiontime", 0.0, INT_MAX),
     int("status.interval", 1.0, 31_536_000.0),
     int("warmuptime", 0.0, INT_MAX),
+    int("wakeupcoalescing.us", 0.0, 100_000.0),
     int("core_workload_insertion_retry_limit", 0.0, INT_MAX),
     int("core_workload_insertion_retry_interval", 0.0, 86_400.0),
     int("histogram.buckets", 1.0, 100_000_000.0),

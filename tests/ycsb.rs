@@ -1,7 +1,7 @@
 //! The ycsb driver end to end against the real HBase: load, workloads A–F with YCSB's write
 //! accounting and with the shared-buffer opt-in, data integrity, `-target` pacing, thousands
 //! of client tasks, the default column family, `-cp DIR`, the client-wide write-buffer bound,
-//! and the errors for a missing table or family.
+//! wakeup coalescing, and the errors for a missing table or family.
 
 use std::time::Instant;
 
@@ -402,6 +402,43 @@ async fn shell_on_hbase() {
     // The writes were applied as they were typed.
     let table = client.table(&name.to_string()).unwrap();
     assert!(table.get(Get::new("k1")).await.unwrap().is_none());
+    hbase_it::drop_table(&client, &name).await;
+}
+
+/// `-p wakeupcoalescing.us`: the `ycsb` command line's runtime sleeps before it waits for the
+/// network, and every read still gets its row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wakeup_coalescing_sleeps_before_waits_and_reads_every_row() {
+    let (client, name, common) = setup("ycsb_coalesce", 3).await;
+    ycsb(&format!(
+        "load {common} -P workloadc -p recordcount=1000 -threads 8"
+    ))
+    .await;
+    let run = |extra: &str| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"));
+        cmd.args(args(&format!(
+            "run {common} -P workloadc -p recordcount=1000 -p operationcount=2000 -threads 16 {extra}"
+        )));
+        let out = hbase_it::ycsb_java::run_with_stdin(&mut cmd, None);
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (report, log) = run("-p wakeupcoalescing.us=300");
+    assert_eq!(count(&report, "READ", "Return=OK"), 2000, "{report}");
+    assert_no_errors(&report);
+    let sleeps: u64 = log
+        .lines()
+        .find_map(|l| l.strip_prefix("Wakeup coalescing: 300 us, "))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sleep count in\n{log}"));
+    assert!(sleeps > 0, "{log}");
+    // Off by default: no sleeps.
+    let (report, log) = run("");
+    assert_eq!(count(&report, "READ", "Return=OK"), 2000, "{report}");
+    assert!(!log.contains("Wakeup coalescing"), "{log}");
     hbase_it::drop_table(&client, &name).await;
 }
 

@@ -24,6 +24,7 @@ pub mod shell;
 pub mod sweep;
 pub mod usage;
 pub mod util;
+pub mod wakeup_coalescing;
 pub mod workload;
 pub mod workloads;
 
@@ -32,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use basic::BasicDb;
 use cli::{build_properties, Command, CommonArgs};
-use db::MemoryDb;
+use db::{Db, MemoryDb};
 use measurements::{Exporter, MeasurementConfig, Measurements};
 use props::Properties;
 use runner::{RunConfig, RunResult};
@@ -145,6 +146,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         },
         Some(_) => tokio::runtime::Builder::new_multi_thread(),
     };
+    wakeup_coalescing::install(&mut builder);
     let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -392,6 +394,7 @@ struct Prepared {
     status_interval: i64,
     max_exec: i64,
     warmup: i64,
+    coalesce_us: i64,
     artifacts: Option<String>,
     file_output: bool,
     hdr_path: String,
@@ -456,6 +459,7 @@ fn prepare(
     let status_interval = p.i64_in("status.interval", 10, 1, 31_536_000)?;
     let max_exec = p.i64_in("maxexecutiontime", 0, 0, int_max)?;
     let warmup = p.i64_in("warmuptime", 0, 0, int_max)?;
+    let coalesce_us = p.i64_in(wakeup_coalescing::PROPERTY, 0, 0, wakeup_coalescing::MAX_US)?;
     // artifacts.dir=DIR keeps what `ycsb merge` needs: the interval logs and the text report.
     let artifacts = p.get("artifacts.dir").map(|d| d.trim().to_string());
     let file_output = artifacts.is_some() || p.bool_or("hdrhistogram.fileoutput", false);
@@ -504,6 +508,7 @@ fn prepare(
         status_interval,
         max_exec,
         warmup,
+        coalesce_us,
         artifacts,
         file_output,
         hdr_path,
@@ -538,6 +543,7 @@ async fn run_phase(
         status_interval,
         max_exec,
         warmup,
+        coalesce_us,
         artifacts,
         file_output,
         hdr_path,
@@ -601,12 +607,12 @@ async fn run_phase(
     let result = match binding {
         Binding::Memory => {
             eprintln!("Starting test.");
-            runner::run(&cfg, workload, MemoryDb::new(), measurements.clone()).await?
+            run_workload(&cfg, workload, MemoryDb::new(), &measurements, coalesce_us).await?
         }
         Binding::Basic => {
             eprintln!("Starting test.");
             let db = basic.expect("built above");
-            runner::run(&cfg, workload, db, measurements.clone()).await?
+            run_workload(&cfg, workload, db, &measurements, coalesce_us).await?
         }
         Binding::Hbase => {
             let client = hbase::connect(&p, &conf_dirs).await?;
@@ -619,7 +625,7 @@ async fn run_phase(
             let db = hbase::HbaseDb::open(&client, &p, !transactions).await?;
             eprintln!("Starting test.");
             let before = client.stats();
-            let mut result = runner::run(&cfg, workload, db, measurements.clone()).await?;
+            let mut result = run_workload(&cfg, workload, db, &measurements, coalesce_us).await?;
             let servers = server_breakdown(&before, &client.stats());
             if let Some(dir) = &artifacts {
                 let path = format!("{dir}/servers.txt");
@@ -679,6 +685,31 @@ async fn run_phase(
         result: Some(result),
         failed,
     })
+}
+
+/// [`runner::run`], with wakeup coalescing while it runs when `coalesce_us` asks for it.
+async fn run_workload<D: Db>(
+    cfg: &RunConfig,
+    workload: Arc<CoreWorkload>,
+    db: D,
+    measurements: &Arc<Measurements>,
+    coalesce_us: i64,
+) -> Result<RunResult, Error> {
+    let coalescing = wakeup_coalescing::Coalescing::start(coalesce_us as u64);
+    if coalesce_us > 0 && coalescing.is_none() {
+        eprintln!(
+            "ycsb: warning: {}={coalesce_us} ignored: this runtime was not built by the ycsb command line",
+            wakeup_coalescing::PROPERTY
+        );
+    }
+    let result = runner::run(cfg, workload, db, measurements.clone()).await;
+    if let Some(c) = coalescing {
+        eprintln!(
+            "Wakeup coalescing: {coalesce_us} us, {} sleeps before waiting for the network",
+            c.sleeps()
+        );
+    }
+    result
 }
 
 /// Most client threads (tokio tasks) one run accepts.

@@ -1,0 +1,98 @@
+//! Wakeup coalescing (`-p wakeupcoalescing.us=N`): when the client's runtime thread has
+//! nothing left to run, it sleeps N µs before it waits for the network, so that one wakeup
+//! reads the answers of several calls and sends the requests they lead to together. This is
+//! what a network card's interrupt coalescing does, in the client.
+//!
+//! Why: on loopback, and on a virtual machine most of all, a client's CPU per read is mostly
+//! the kernel's cost per wakeup (an `epoll_wait` back from idle, a receive, a send, and the
+//! peer's half of TCP run inside them), paid once for every 3–5 answers when the thread waits
+//! for the next answer at once (README, Rounds 22–23). Sleeping first makes the wakeups
+//! fewer and fuller. The cost is latency: an answer that arrives while the thread sleeps
+//! waits up to N µs. With many operations in flight against a server that sets the pace,
+//! that wait mostly replaces a wait in the server's queue; with few in flight, it adds to
+//! every operation. Off (0) by default.
+//!
+//! The sleep is a park hook of the runtime, so it only works in a runtime built by
+//! [`crate::main_with_args`]; a run elsewhere (a library caller's own runtime) is told so.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The property.
+pub const PROPERTY: &str = "wakeupcoalescing.us";
+
+/// The longest sleep accepted, in µs: longer would only be a slower run.
+pub const MAX_US: i64 = 100_000;
+
+/// The sleep of the run in progress, in µs; 0 outside a run that asked for one.
+static SLEEP_US: AtomicU64 = AtomicU64::new(0);
+/// Sleeps taken since the run's start.
+static SLEEPS: AtomicU64 = AtomicU64::new(0);
+/// Whether this process's runtime has the hook.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Gives `builder`'s runtime the hook. It does nothing until a run starts coalescing.
+pub fn install(builder: &mut tokio::runtime::Builder) {
+    builder.on_thread_park(before_park);
+    INSTALLED.store(true, Ordering::Relaxed);
+}
+
+fn before_park() {
+    let us = SLEEP_US.load(Ordering::Relaxed);
+    if us > 0 {
+        SLEEPS.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_micros(us));
+    }
+}
+
+/// Coalescing in force until dropped (the end of the run).
+#[derive(Debug)]
+pub struct Coalescing {
+    _private: (),
+}
+
+impl Coalescing {
+    /// Starts sleeping `us` µs before every park; `None` when `us` is 0 or this runtime has
+    /// no hook (see [`install`]).
+    pub fn start(us: u64) -> Option<Coalescing> {
+        if us == 0 || !INSTALLED.load(Ordering::Relaxed) {
+            return None;
+        }
+        SLEEPS.store(0, Ordering::Relaxed);
+        SLEEP_US.store(us, Ordering::Relaxed);
+        Some(Coalescing { _private: () })
+    }
+
+    /// Sleeps taken since the start.
+    pub fn sleeps(&self) -> u64 {
+        SLEEPS.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Coalescing {
+    fn drop(&mut self) {
+        SLEEP_US.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runtime_with_the_hook_sleeps_before_it_parks_only_while_coalescing() {
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        install(&mut builder);
+        let rt = builder.enable_all().build().unwrap();
+        let park = || rt.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });
+        let c = Coalescing::start(50).expect("installed");
+        park();
+        let during = c.sleeps();
+        drop(c);
+        park();
+        let after = SLEEPS.load(Ordering::Relaxed);
+        assert!(during >= 1, "no sleep while coalescing");
+        assert_eq!(after, during, "slept after the end");
+        assert!(Coalescing::start(0).is_none());
+    }
+}
