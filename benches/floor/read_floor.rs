@@ -29,6 +29,8 @@
 //!   without cells stops the run with an error). It never decodes a cell, takes no clock per
 //!   call, keeps no timer, spawns no task, and allocates nothing once its buffers have grown
 //!   to the load.
+//! - `FLOOR_SLEEP_US=N` sleeps N µs before every wait, the floor of `ycsb`'s
+//!   `-p wakeupcoalescing.us=N`.
 //! - With more outstanding gets than `FLOOR_KEYS`, one encoded get (one call id) can be in
 //!   flight twice; answers are counted, not matched to calls, so that is harmless.
 //!
@@ -347,6 +349,12 @@ fn run(o: &Options) -> Result<(), String> {
     for c in conns.iter_mut() {
         flush(c, &mut sends).map_err(|e| e.to_string())?;
     }
+    // `FLOOR_SLEEP_US`: a sleep before every wait, as `ycsb -p wakeupcoalescing.us` does.
+    let sleep = std::env::var("FLOOR_SLEEP_US")
+        .ok()
+        .map(|v| v.parse().map_err(|_| format!("FLOOR_SLEEP_US={v:?}")))
+        .transpose()?
+        .map(Duration::from_micros);
     let startup_cpu = process_cpu_secs();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(o.seconds);
@@ -355,6 +363,9 @@ fn run(o: &Options) -> Result<(), String> {
         let now = Instant::now();
         if now >= deadline {
             break;
+        }
+        if let Some(d) = sleep {
+            std::thread::sleep(d);
         }
         polls += 1;
         match poll.poll(&mut events, Some(deadline - now)) {
