@@ -266,6 +266,15 @@ fn run(o: &Options) -> Result<(), String> {
         .map(|v| v.parse().map_err(|_| format!("FLOOR_KEYS={v:?}")))
         .transpose()?
         .unwrap_or(100_000usize);
+    // `FLOOR_SLEEP_US`: a sleep before every wait, as `ycsb -p wakeupcoalescing.us` does.
+    let sleep = std::env::var("FLOOR_SLEEP_US")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .map_err(|_| format!("FLOOR_SLEEP_US={v:?} is not a whole number of µs"))
+        })
+        .transpose()?
+        .map(Duration::from_micros);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -349,12 +358,6 @@ fn run(o: &Options) -> Result<(), String> {
     for c in conns.iter_mut() {
         flush(c, &mut sends).map_err(|e| e.to_string())?;
     }
-    // `FLOOR_SLEEP_US`: a sleep before every wait, as `ycsb -p wakeupcoalescing.us` does.
-    let sleep = std::env::var("FLOOR_SLEEP_US")
-        .ok()
-        .map(|v| v.parse().map_err(|_| format!("FLOOR_SLEEP_US={v:?}")))
-        .transpose()?
-        .map(Duration::from_micros);
     let startup_cpu = process_cpu_secs();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(o.seconds);

@@ -29,8 +29,8 @@ clientbuffering (true), writebuffersize (12582912, per thread), writebufferlimit
 all threads together), sharedwritebuffer (false), durability, exporter, exportfile,
 measurementtype (hdrhistogram|histogram|hdrhistogram+histogram|hdrhistogram+raw|timeseries|raw),
 measurement.interval (op|intended|both), hdrhistogram.percentiles (95,99), status.interval (10),
-maxexecutiontime, warmuptime, wakeupcoalescing.us (0: the runtime sleeps this long before it
-waits for the network, for less client CPU per operation at up to that much latency),
+maxexecutiontime, warmuptime, wakeupcoalescing.us (0; up to 100000: the runtime sleeps this
+long whenever it has nothing to run, for less client CPU per operation at more latency),
 createtable, presplit, hdrhistogram.fileoutput,
 hdrhistogram.output.path, artifacts.dir (report.txt and the interval logs for `ycsb merge
 DIR...`), and the HBase client properties of hbase-site.xml (hbase.zookeeper.quorum,

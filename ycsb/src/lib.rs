@@ -154,6 +154,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             return 1;
         }
     };
+    wakeup_coalescing::installed(&rt);
     let res = rt.block_on(execute(&args));
     // Let the client's background tasks go without waiting for them.
     rt.shutdown_timeout(Duration::from_millis(200));
@@ -698,14 +699,14 @@ async fn run_workload<D: Db>(
     let coalescing = wakeup_coalescing::Coalescing::start(coalesce_us as u64);
     if coalesce_us > 0 && coalescing.is_none() {
         eprintln!(
-            "ycsb: warning: {}={coalesce_us} ignored: this runtime was not built by the ycsb command line",
+            "ycsb: warning: {}={coalesce_us} ignored: this runtime was not built by the ycsb command line, or another run of this process coalesces",
             wakeup_coalescing::PROPERTY
         );
     }
     let result = runner::run(cfg, workload, db, measurements.clone()).await;
     if let Some(c) = coalescing {
         eprintln!(
-            "Wakeup coalescing: {coalesce_us} us, {} sleeps before waiting for the network",
+            "Wakeup coalescing: {coalesce_us} us, {} sleeps before the runtime parked",
             c.sleeps()
         );
     }

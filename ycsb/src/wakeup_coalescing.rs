@@ -12,13 +12,16 @@
 //! that wait mostly replaces a wait in the server's queue; with few in flight, it adds to
 //! every operation. Off (0) by default.
 //!
-//! The sleep is a park hook of the runtime, so it only works in a runtime built by
-//! [`crate::main_with_args`]; a run elsewhere (a library caller's own runtime) is told so.
+//! The sleep is a park hook of the runtime: it runs whenever the thread has nothing to run,
+//! so it also delays what wakes the runtime from elsewhere (a `-target` run's pacer, the
+//! status line's timer). It works only in the runtime built by [`crate::main_with_args`]; a
+//! run on another runtime (a library caller's own) is not coalesced, and is told so.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
-/// The property.
+/// The property: µs the runtime sleeps before it parks, 0 (off, the default) to [`MAX_US`].
 pub const PROPERTY: &str = "wakeupcoalescing.us";
 
 /// The longest sleep accepted, in µs: longer would only be a slower run.
@@ -28,13 +31,18 @@ pub const MAX_US: i64 = 100_000;
 static SLEEP_US: AtomicU64 = AtomicU64::new(0);
 /// Sleeps taken since the run's start.
 static SLEEPS: AtomicU64 = AtomicU64::new(0);
-/// Whether this process's runtime has the hook.
-static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// The runtime that has the hook (its id), once [`install`] is told it was built.
+static RUNTIME: Mutex<Option<tokio::runtime::Id>> = Mutex::new(None);
 
-/// Gives `builder`'s runtime the hook. It does nothing until a run starts coalescing.
+/// Gives `builder`'s runtime the hook; it does nothing until a run on that runtime starts
+/// coalescing. Tell [`installed`] the runtime once it is built.
 pub fn install(builder: &mut tokio::runtime::Builder) {
     builder.on_thread_park(before_park);
-    INSTALLED.store(true, Ordering::Relaxed);
+}
+
+/// Records `runtime`, built with [`install`]'s hook, as the one runs may coalesce on.
+pub fn installed(runtime: &tokio::runtime::Runtime) {
+    *RUNTIME.lock().unwrap_or_else(|e| e.into_inner()) = Some(runtime.handle().id());
 }
 
 fn before_park() {
@@ -52,14 +60,18 @@ pub struct Coalescing {
 }
 
 impl Coalescing {
-    /// Starts sleeping `us` µs before every park; `None` when `us` is 0 or this runtime has
-    /// no hook (see [`install`]).
+    /// Starts sleeping `us` µs before every park of the current runtime. `None` when `us` is
+    /// 0, when the current runtime is not the one with the hook, or when another run of this
+    /// process is coalescing already (the sleep and its count are the process's).
     pub fn start(us: u64) -> Option<Coalescing> {
-        if us == 0 || !INSTALLED.load(Ordering::Relaxed) {
+        let current = tokio::runtime::Handle::try_current().ok()?.id();
+        if us == 0 || *RUNTIME.lock().unwrap_or_else(|e| e.into_inner()) != Some(current) {
             return None;
         }
+        SLEEP_US
+            .compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed)
+            .ok()?;
         SLEEPS.store(0, Ordering::Relaxed);
-        SLEEP_US.store(us, Ordering::Relaxed);
         Some(Coalescing { _private: () })
     }
 
@@ -80,12 +92,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_runtime_with_the_hook_sleeps_before_it_parks_only_while_coalescing() {
+    fn only_the_runtime_with_the_hook_sleeps_before_it_parks_and_only_while_coalescing() {
         let mut builder = tokio::runtime::Builder::new_current_thread();
         install(&mut builder);
         let rt = builder.enable_all().build().unwrap();
+        installed(&rt);
+        let other = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        assert!(other.block_on(async { Coalescing::start(50) }).is_none());
         let park = || rt.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });
-        let c = Coalescing::start(50).expect("installed");
+        let c = rt
+            .block_on(async { Coalescing::start(50) })
+            .expect("installed");
+        assert!(
+            rt.block_on(async { Coalescing::start(50) }).is_none(),
+            "two at once"
+        );
         park();
         let during = c.sleeps();
         drop(c);
@@ -93,6 +117,6 @@ mod tests {
         let after = SLEEPS.load(Ordering::Relaxed);
         assert!(during >= 1, "no sleep while coalescing");
         assert_eq!(after, during, "slept after the end");
-        assert!(Coalescing::start(0).is_none());
+        assert!(rt.block_on(async { Coalescing::start(0) }).is_none());
     }
 }
