@@ -260,21 +260,29 @@ fn flush(conn: &mut Conn, sends: &mut u64) -> std::io::Result<()> {
     Ok(())
 }
 
-fn run(o: &Options) -> Result<(), String> {
-    let draws = std::env::var("FLOOR_KEYS")
-        .ok()
-        .map(|v| v.parse().map_err(|_| format!("FLOOR_KEYS={v:?}")))
-        .transpose()?
-        .unwrap_or(100_000usize);
-    // `FLOOR_SLEEP_US`: a sleep before every wait, as `ycsb -p wakeupcoalescing.us` does.
-    let sleep = std::env::var("FLOOR_SLEEP_US")
+/// The whole number in the environment variable `name`, if it is set.
+fn env_number<T: std::str::FromStr>(name: &str) -> Result<Option<T>, String> {
+    std::env::var(name)
         .ok()
         .map(|v| {
-            v.parse()
-                .map_err(|_| format!("FLOOR_SLEEP_US={v:?} is not a whole number of µs"))
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{name}={v:?} is not a whole number"))
         })
-        .transpose()?
-        .map(Duration::from_micros);
+        .transpose()
+}
+
+fn run(o: &Options) -> Result<(), String> {
+    // The environment's settings, all checked before anything connects.
+    let draws = env_number("FLOOR_KEYS")?.unwrap_or(100_000usize);
+    // `FLOOR_SLEEP_US`: a sleep before every wait, as `ycsb -p wakeupcoalescing.us` does.
+    let sleep = env_number("FLOOR_SLEEP_US")?.map(Duration::from_micros);
+    // At most `cap` gets in flight per server, as our client's `max_in_flight_per_server`
+    // (default 64): beyond what its call queue takes, a region server answers
+    // CallQueueTooBigException.
+    let cap = env_number("FLOOR_MAX_IN_FLIGHT_PER_SERVER")?
+        .unwrap_or(64usize)
+        .max(1);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -322,18 +330,6 @@ fn run(o: &Options) -> Result<(), String> {
         });
     }
     let mut next = 0usize;
-    // At most `cap` gets in flight per server, as our client's `max_in_flight_per_server`
-    // (default 64): beyond what its call queue takes, a region server answers
-    // CallQueueTooBigException.
-    let cap = std::env::var("FLOOR_MAX_IN_FLIGHT_PER_SERVER")
-        .ok()
-        .map(|v| {
-            v.parse()
-                .map_err(|_| format!("FLOOR_MAX_IN_FLIGHT_PER_SERVER={v:?}"))
-        })
-        .transpose()?
-        .unwrap_or(64usize)
-        .max(1);
     let send = |conns: &mut Vec<Conn>, i: usize| {
         let c = &mut conns[requests[i].conn];
         c.output.extend_from_slice(&requests[i].frame);

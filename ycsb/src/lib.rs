@@ -146,15 +146,13 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         },
         Some(_) => tokio::runtime::Builder::new_multi_thread(),
     };
-    wakeup_coalescing::install(&mut builder);
-    let rt = match builder.enable_all().build() {
+    let rt = match wakeup_coalescing::build_runtime(builder.enable_all()) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ycsb: error: cannot start the runtime: {e}");
             return 1;
         }
     };
-    wakeup_coalescing::installed(&rt);
     let res = rt.block_on(execute(&args));
     // Let the client's background tasks go without waiting for them.
     rt.shutdown_timeout(Duration::from_millis(200));

@@ -1,5 +1,5 @@
 //! Wakeup coalescing (`-p wakeupcoalescing.us=N`): when the client's runtime thread has
-//! nothing left to run, it sleeps N µs before it waits for the network, so that one wakeup
+//! nothing left to run, it sleeps N µs before it parks (waits for the network), so that one wakeup
 //! reads the answers of several calls and sends the requests they lead to together. This is
 //! what a network card's interrupt coalescing does, in the client.
 //!
@@ -31,18 +31,17 @@ pub const MAX_US: i64 = 100_000;
 static SLEEP_US: AtomicU64 = AtomicU64::new(0);
 /// Sleeps taken since the run's start.
 static SLEEPS: AtomicU64 = AtomicU64::new(0);
-/// The runtime that has the hook (its id), once [`install`] is told it was built.
+/// The runtime that has the hook (its id), once [`build_runtime`] built it.
 static RUNTIME: Mutex<Option<tokio::runtime::Id>> = Mutex::new(None);
 
-/// Gives `builder`'s runtime the hook; it does nothing until a run on that runtime starts
-/// coalescing. Tell [`installed`] the runtime once it is built.
-pub fn install(builder: &mut tokio::runtime::Builder) {
-    builder.on_thread_park(before_park);
-}
-
-/// Records `runtime`, built with [`install`]'s hook, as the one runs may coalesce on.
-pub fn installed(runtime: &tokio::runtime::Runtime) {
-    *RUNTIME.lock().unwrap_or_else(|e| e.into_inner()) = Some(runtime.handle().id());
+/// Builds `builder`'s runtime with the hook, and records it as the one runs may coalesce on.
+/// The hook does nothing until a run on that runtime starts coalescing.
+pub fn build_runtime(
+    builder: &mut tokio::runtime::Builder,
+) -> std::io::Result<tokio::runtime::Runtime> {
+    let rt = builder.on_thread_park(before_park).build()?;
+    *RUNTIME.lock().unwrap_or_else(|e| e.into_inner()) = Some(rt.handle().id());
+    Ok(rt)
 }
 
 fn before_park() {
@@ -93,10 +92,7 @@ mod tests {
 
     #[test]
     fn only_the_runtime_with_the_hook_sleeps_before_it_parks_and_only_while_coalescing() {
-        let mut builder = tokio::runtime::Builder::new_current_thread();
-        install(&mut builder);
-        let rt = builder.enable_all().build().unwrap();
-        installed(&rt);
+        let rt = build_runtime(tokio::runtime::Builder::new_current_thread().enable_all()).unwrap();
         let other = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
