@@ -54,9 +54,9 @@ impl Columns {
         for (family, qualifiers) in &self.0 {
             encoding::encode_key(tag, WireType::LengthDelimited, buf);
             encoding::encode_varint(column_len(family, qualifiers.as_deref()) as u64, buf);
-            encoding::bytes::encode(1, family, buf);
+            super::put_bytes_field(1, family, buf);
             for q in qualifiers.iter().flatten() {
-                encoding::bytes::encode(2, q, buf);
+                super::put_bytes_field(2, q, buf);
             }
         }
     }

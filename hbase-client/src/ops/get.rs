@@ -123,7 +123,7 @@ impl prost::Message for GetMessage<'_> {
     // not STRONG).
     fn encode_raw(&self, buf: &mut impl BufMut) {
         let g = self.get;
-        encoding::bytes::encode(1, &g.row, buf);
+        super::put_bytes_field(1, &g.row, buf);
         g.columns.encode(2, buf);
         if let Some(filter) = &self.filter {
             encoding::message::encode(4, filter, buf);

@@ -239,7 +239,11 @@ impl<'a> Operation<'a> {
         let rt = self.rt;
         let (other_server, service, loc, priority) = match target {
             Target::Region(table, seek) => {
-                let loc = rt.locator.seek(table, seek, self.deadline()).await?;
+                // The cache first, outside the lookup's future: nearly every attempt ends here.
+                let loc = match rt.locator.cached(table, seek) {
+                    Some(loc) => loc,
+                    None => rt.locator.seek(table, seek, self.deadline()).await?,
+                };
                 (None, Service::Client, Some(loc), self.opts.priority)
             }
             Target::Master => (
@@ -268,7 +272,12 @@ impl<'a> Operation<'a> {
             }
         }
         let to_master = matches!(target, Target::Master);
-        match rt.pool.get(server, service, self.deadline()).await {
+        // The open connection first, outside the connect-and-wait future.
+        let conn = match rt.pool.open(server, service) {
+            Some(conn) => Ok(conn),
+            None => rt.pool.get(server, service, self.deadline()).await,
+        };
+        match conn {
             Ok(conn) => Ok(Endpoint {
                 other_server,
                 loc,

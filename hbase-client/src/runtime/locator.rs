@@ -208,6 +208,19 @@ impl MetaLocator {
             .fetch_add(hits, Relaxed);
     }
 
+    /// The cached region that `seek` names, counted as a cache hit; `None` (nothing counted)
+    /// when only [`seek`](Self::seek) can tell. Not async: a caller that finds its region
+    /// here builds no lookup future (the state of a meta lookup it would not run).
+    pub(crate) fn cached(&self, table: &TableName, seek: Seek<'_>) -> Option<Location> {
+        let loc = self.inner.probe_cache(table, seek)?;
+        self.inner
+            .pool
+            .stats()
+            .meta_cache_hits
+            .fetch_add(1, Relaxed);
+        Some(loc)
+    }
+
     /// The region, cached or looked up in meta, that `seek` names; waits for a lookup at most
     /// until `deadline`.
     pub(crate) async fn seek(
@@ -216,12 +229,11 @@ impl MetaLocator {
         seek: Seek<'_>,
         deadline: Instant,
     ) -> Result<Location> {
-        let inner = &self.inner;
-        let stats = inner.pool.stats();
-        if let Some(loc) = inner.probe_cache(table, seek) {
-            stats.meta_cache_hits.fetch_add(1, Relaxed);
+        if let Some(loc) = self.cached(table, seek) {
             return Ok(loc);
         }
+        let inner = &self.inner;
+        let stats = inner.pool.stats();
         stats.meta_cache_misses.fetch_add(1, Relaxed);
         let key = seek.search_key(table);
         if key.len() > MAX_ROW_LENGTH {

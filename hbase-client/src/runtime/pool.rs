@@ -112,6 +112,12 @@ impl ConnectionPool {
         slot
     }
 
+    /// The open connection to `server` for `service`, if there is one. Not async: a caller
+    /// that finds its connection here builds no connect-and-wait future.
+    pub(crate) fn open(&self, server: &ServerName, service: Service) -> Option<Arc<RpcConnection>> {
+        self.slot(server, service).open()
+    }
+
     /// The open connection to `server` for `service`, connecting if there is none; gives up
     /// at `deadline`.
     pub(crate) async fn get(
