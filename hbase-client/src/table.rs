@@ -159,8 +159,11 @@ impl Table {
             rest: rest.as_slice(),
         };
         self.region_call(&op, "get", &get.row, "Get", request, None, |body, _| {
-            let resp: hbase_proto::GetResponse = body.decode()?;
-            let Some(result) = resp.result else {
+            let result = match crate::ops::plain_get_response(&body.message) {
+                Some(result) => result,
+                None => body.decode::<hbase_proto::GetResponse>()?.result,
+            };
+            let Some(result) = result else {
                 return Ok(None);
             };
             let row = result_from_proto(result, &mut CellBlockReader::new(body.cellblock))?;

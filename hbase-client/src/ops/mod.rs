@@ -18,7 +18,7 @@ pub(crate) use check_and_mutate::Then;
 pub use delete::Delete;
 pub use filter::{Comparator, CompareOp, Filter};
 pub use get::Get;
-pub(crate) use get::GetMessage;
+pub(crate) use get::{plain_get_response, GetMessage};
 pub use increment::{Append, Increment};
 pub use put::{Durability, Put};
 pub use row_mutations::{RowMutation, RowMutations};
