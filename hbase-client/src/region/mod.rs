@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(set.len(), 5);
         assert!(set.contains(&decoded));
         // Ordered by namespace, then qualifier, as before the digest.
-        let mut names = vec![
+        let mut names = [
             TableName::parse("b:a").unwrap(),
             TableName::parse("a:b").unwrap(),
             TableName::parse("a:a").unwrap(),
