@@ -11,12 +11,12 @@
 
 use bytes::{Buf, BufMut};
 use prost::encoding::{
-    encode_key, encode_varint, encoded_len_varint, int32, key_len, uint32, uint64, DecodeContext,
-    WireType,
+    encoded_len_varint, int32, key_len, uint32, uint64, DecodeContext, WireType,
 };
 use prost::{DecodeError, Message};
 
 use crate::ops::CellBlockMutation;
+use crate::rpc::varint;
 
 /// `MultiRequest.regionAction`.
 const MULTI_REGION_ACTION: u32 = 1;
@@ -106,24 +106,21 @@ impl MultiRequestWriter {
             + encoded_len_varint(mutation_len as u64)
             + mutation_len;
         let out = &mut self.region;
-        encode_key(REGION_ACTION_ACTION, WireType::LengthDelimited, out);
-        encode_varint(action_len as u64, out);
-        uint32::encode(ACTION_INDEX, &index, out);
-        encode_key(ACTION_MUTATION, WireType::LengthDelimited, out);
-        encode_varint(mutation_len as u64, out);
-        encode_key(MUTATION_ROW, WireType::LengthDelimited, out);
-        encode_varint(m.row.len() as u64, out);
+        varint::put_len_key(REGION_ACTION_ACTION, action_len, out);
+        varint::put_uint32(ACTION_INDEX, index, out);
+        varint::put_len_key(ACTION_MUTATION, mutation_len, out);
+        varint::put_len_key(MUTATION_ROW, m.row.len(), out);
         out.extend_from_slice(m.row);
-        int32::encode(MUTATION_TYPE, &kind, out);
+        varint::put_int32(MUTATION_TYPE, kind, out);
         if let Some(t) = m.timestamp {
-            uint64::encode(MUTATION_TIMESTAMP, &t, out);
+            varint::put_uint64(MUTATION_TIMESTAMP, t, out);
         }
         if let Some(d) = durability {
-            int32::encode(MUTATION_DURABILITY, &d, out);
+            varint::put_int32(MUTATION_DURABILITY, d, out);
         }
-        int32::encode(MUTATION_CELL_COUNT, &m.cells, out);
+        varint::put_int32(MUTATION_CELL_COUNT, m.cells, out);
         if let Some(n) = nonce {
-            uint64::encode(MUTATION_NONCE, &n, out);
+            varint::put_uint64(MUTATION_NONCE, n, out);
         }
     }
 
@@ -131,12 +128,7 @@ impl MultiRequestWriter {
         if self.region.is_empty() {
             return;
         }
-        encode_key(
-            MULTI_REGION_ACTION,
-            WireType::LengthDelimited,
-            &mut self.out,
-        );
-        encode_varint(self.region.len() as u64, &mut self.out);
+        varint::put_len_key(MULTI_REGION_ACTION, self.region.len(), &mut self.out);
         self.out.extend_from_slice(&self.region);
         self.region.clear();
     }
@@ -145,7 +137,7 @@ impl MultiRequestWriter {
     pub(crate) fn finish(mut self, nonce_group: Option<u64>) -> Encoded {
         self.end_region();
         if let Some(group) = nonce_group {
-            prost::encoding::uint64::encode(MULTI_NONCE_GROUP, &group, &mut self.out);
+            varint::put_uint64(MULTI_NONCE_GROUP, group, &mut self.out);
         }
         Encoded(self.out)
     }

@@ -1,7 +1,9 @@
 //! The families and columns a get or scan asks for.
 
 use bytes::{BufMut, Bytes};
-use prost::encoding::{self, WireType};
+use prost::encoding;
+
+use crate::rpc::varint;
 use smallvec::SmallVec;
 
 /// Families (all their columns) and single columns; empty means every column of the row. One
@@ -52,8 +54,7 @@ impl Columns {
     /// in field `tag`, as prost writes [`Columns::to_proto`]'s, without building them.
     pub(crate) fn encode(&self, tag: u32, buf: &mut impl BufMut) {
         for (family, qualifiers) in &self.0 {
-            encoding::encode_key(tag, WireType::LengthDelimited, buf);
-            encoding::encode_varint(column_len(family, qualifiers.as_deref()) as u64, buf);
+            varint::put_len_key(tag, column_len(family, qualifiers.as_deref()), buf);
             super::put_bytes_field(1, family, buf);
             for q in qualifiers.iter().flatten() {
                 super::put_bytes_field(2, q, buf);

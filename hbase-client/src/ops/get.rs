@@ -1,5 +1,6 @@
 //! `Get`: read one row.
 
+use crate::rpc::varint;
 use bytes::{Buf, BufMut, Bytes};
 use prost::encoding;
 
@@ -132,13 +133,13 @@ impl prost::Message for GetMessage<'_> {
             encoding::message::encode(5, range, buf);
         }
         if let Some(n) = &g.max_versions {
-            encoding::uint32::encode(6, n, buf);
+            varint::put_uint32(6, *n, buf);
         }
         if g.existence_only {
-            encoding::bool::encode(10, &true, buf);
+            varint::put_bool(10, true, buf);
         }
         if let Some(c) = &g.consistency.to_proto() {
-            encoding::int32::encode(12, c, buf);
+            varint::put_int32(12, *c, buf);
         }
     }
 

@@ -29,6 +29,7 @@ pub use scan::{
     Consistency, ReadType, Scan, DEFAULT_SCANNER_CACHING, DEFAULT_SCANNER_MAX_RESULT_SIZE,
 };
 
+use crate::rpc::varint;
 use bytes::{Buf, BufMut, Bytes};
 
 /// A request addressed to a region (`GetRequest`, `MutateRequest`: the region specifier is
@@ -82,7 +83,7 @@ impl EncodedFields {
                 put_message_field(3, cond, c, buf);
             }
             if let Some(group) = nonce_group {
-                prost::encoding::uint64::encode(4, &group, buf);
+                varint::put_uint64(4, group, buf);
             }
         })
     }
@@ -154,13 +155,9 @@ impl prost::Message for RegionRequest<'_> {
     }
 
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        use prost::encoding::{encode_key, encode_varint, WireType};
-        encode_key(1, WireType::LengthDelimited, buf);
-        encode_varint(self.specifier_len() as u64, buf);
-        encode_key(1, WireType::Varint, buf);
-        encode_varint(REGION_NAME, buf);
-        encode_key(2, WireType::LengthDelimited, buf);
-        encode_varint(self.region.len() as u64, buf);
+        varint::put_len_key(1, self.specifier_len(), buf);
+        varint::put_uint64(1, REGION_NAME, buf);
+        varint::put_len_key(2, self.region.len(), buf);
         buf.put_slice(&self.region);
         buf.put_slice(self.rest);
     }
@@ -169,9 +166,7 @@ impl prost::Message for RegionRequest<'_> {
 /// Writes `msg` (encoded length `len`, computed once: prost's `message::encode` computes it
 /// again) as field `tag`.
 fn put_message_field(tag: u32, msg: &impl prost::Message, len: usize, buf: &mut impl BufMut) {
-    use prost::encoding::{encode_key, encode_varint, WireType};
-    encode_key(tag, WireType::LengthDelimited, buf);
-    encode_varint(len as u64, buf);
+    varint::put_len_key(tag, len, buf);
     msg.encode_raw(buf);
 }
 
@@ -182,9 +177,7 @@ fn put_message_field(tag: u32, msg: &impl prost::Message, len: usize, buf: &mut 
 /// 30.
 #[inline]
 pub(crate) fn put_bytes_field(tag: u32, value: &[u8], buf: &mut impl BufMut) {
-    use prost::encoding::{encode_key, encode_varint, WireType};
-    encode_key(tag, WireType::LengthDelimited, buf);
-    encode_varint(value.len() as u64, buf);
+    varint::put_len_key(tag, value.len(), buf);
     buf.put_slice(value);
 }
 

@@ -6,6 +6,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::Message;
 
 use crate::error::{Error, RemoteException, Result};
+use crate::rpc::varint;
 
 /// `"HBas"`, RPC version 0, SIMPLE authentication (0x50).
 pub const PREAMBLE: [u8; 6] = *b"HBas\x00\x50";
@@ -168,10 +169,10 @@ pub fn encode_request(
     }
     buf.reserve(4 + total);
     buf.put_u32(total as u32);
-    prost::encoding::encode_varint(header_len as u64, buf);
+    varint::put_varint(header_len as u64, buf);
     header.encode(buf);
     // The length once (`encode_length_delimited` computes it again).
-    prost::encoding::encode_varint(param_len as u64, buf);
+    varint::put_varint(param_len as u64, buf);
     param.encode_raw(buf);
     if let Some(cb) = cellblock {
         buf.put_slice(cb);
@@ -228,26 +229,21 @@ impl HeaderFields<'_> {
     }
 
     fn encode(&self, buf: &mut BytesMut) {
-        use prost::encoding::{encode_key, encode_varint, uint32, WireType};
-        uint32::encode(Self::CALL_ID, &self.call_id, buf);
-        encode_key(Self::METHOD_NAME, WireType::LengthDelimited, buf);
-        encode_varint(self.meta.method.len() as u64, buf);
+        use prost::encoding::uint32;
+        varint::put_uint32(Self::CALL_ID, self.call_id, buf);
+        varint::put_len_key(Self::METHOD_NAME, self.meta.method.len(), buf);
         buf.put_slice(self.meta.method.as_bytes());
-        encode_key(Self::REQUEST_PARAM, WireType::Varint, buf);
-        buf.put_u8(1);
+        varint::put_bool(Self::REQUEST_PARAM, true, buf);
         if let Some(len) = self.cellblock_len {
-            encode_key(Self::CELL_BLOCK_META, WireType::LengthDelimited, buf);
-            encode_varint(
-                uint32::encoded_len(Self::CELL_BLOCK_LENGTH, &len) as u64,
-                buf,
-            );
-            uint32::encode(Self::CELL_BLOCK_LENGTH, &len, buf);
+            let inner = uint32::encoded_len(Self::CELL_BLOCK_LENGTH, &len);
+            varint::put_len_key(Self::CELL_BLOCK_META, inner, buf);
+            varint::put_uint32(Self::CELL_BLOCK_LENGTH, len, buf);
         }
         if let Some(v) = self.priority() {
-            uint32::encode(Self::PRIORITY, &v, buf);
+            varint::put_uint32(Self::PRIORITY, v, buf);
         }
         if let Some(v) = self.timeout() {
-            uint32::encode(Self::TIMEOUT, &v, buf);
+            varint::put_uint32(Self::TIMEOUT, v, buf);
         }
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod sasl;
 pub(crate) mod secure;
 #[cfg(feature = "tls")]
 pub(crate) mod tls;
+pub(crate) mod varint;
 
 pub use compression::CellBlockCompression;
 pub use frame::Service;
