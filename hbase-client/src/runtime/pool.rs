@@ -114,8 +114,16 @@ impl ConnectionPool {
 
     /// The open connection to `server` for `service`, if there is one. Not async: a caller
     /// that finds its connection here builds no connect-and-wait future.
+    ///
+    /// The slot is read under the pool's lock, not cloned out of it (a reference count up and
+    /// down per call). Lock order: the pool's, then a slot's; nothing takes them the other way.
     pub(crate) fn open(&self, server: &ServerName, service: Service) -> Option<Arc<RpcConnection>> {
-        self.slot(server, service).open()
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let (.., slot) = slots
+            .get(server.host.as_str())?
+            .iter()
+            .find(|(port, s, _)| *port == server.port && *s == service)?;
+        slot.open()
     }
 
     /// The open connection to `server` for `service`, connecting if there is none; gives up
