@@ -1,6 +1,7 @@
 //! Instructions per operation, for `benches/instructions/run` (which runs this under
 //! `valgrind --tool=callgrind`): a steady-state get, a buffered put (its share of the flush
-//! included) and a 100-row scan, against the real local HBase.
+//! included) and a 100-row scan, against the real local HBase; and the get through
+//! `Table::get_raw`.
 //!
 //! Each measured phase is one `#[inline(never)]` function that drives a single-threaded tokio
 //! runtime through all its operations; the connection's reader and writer tasks run inside
@@ -8,7 +9,7 @@
 //! client's whole user-space work for those operations and nothing of start-up or set-up.
 //! Kernel time (the socket system calls) is not in the figure; `strace -c` counts those.
 //!
-//! `INSTR_PHASE=get|put|scan` picks the phase, `INSTR_OPS` the number of operations (default
+//! `INSTR_PHASE=get|get_raw|put|scan` picks the phase, `INSTR_OPS` the number of operations (default
 //! 2,000). Without valgrind it simply runs, which checks that it works.
 //!
 //! A counting global allocator reports the heap allocations the measured phase made
@@ -94,6 +95,20 @@ fn measure_get(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
     })
 }
 
+/// The same gets through `Table::get_raw` (the row's cells left in their block).
+#[inline(never)]
+fn measure_get_raw(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
+    rt.block_on(async {
+        for i in 0..ops {
+            let row = table
+                .get_raw(Get::new(keys[(i % ROWS) as usize].clone()))
+                .await
+                .unwrap();
+            std::hint::black_box(row);
+        }
+    })
+}
+
 #[inline(never)]
 fn measure_put(rt: &Runtime, client: &Client, table: &str, keys: &[Bytes], value: &Bytes) {
     rt.block_on(async {
@@ -171,9 +186,10 @@ fn main() {
     let allocs_before = ALLOCS.load(Ordering::Relaxed);
     match phase.as_str() {
         "get" => measure_get(&rt, &table, &keys, ops),
+        "get_raw" => measure_get_raw(&rt, &table, &keys, ops),
         "put" => measure_put(&rt, &client, &name.to_string(), &put_keys, &value),
         "scan" => measure_scan(&rt, &table, &keys, ops),
-        other => panic!("INSTR_PHASE={other}: use get, put or scan"),
+        other => panic!("INSTR_PHASE={other}: use get, get_raw, put or scan"),
     }
     let allocs = ALLOCS.load(Ordering::Relaxed) - allocs_before;
     println!(

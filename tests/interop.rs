@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hbase_client::{
-    Action, Append, CellType, CheckAndMutate, Client, ColumnFamily, Comparator, CompareOp, Delete,
-    Filter, Get, Increment, Mutation, MutatorConfig, Put, RowResult, Scan, Table, TableDescriptor,
-    TableName,
+    Action, Append, CellRef, CellType, CheckAndMutate, Client, ColumnFamily, Comparator, CompareOp,
+    Delete, Filter, Get, Increment, Mutation, MutatorConfig, Put, RawRow, RowResult, Scan, Table,
+    TableDescriptor, TableName,
 };
 use md5::{Digest, Md5};
 
@@ -430,8 +430,24 @@ impl Query {
                         _ => panic!("not a get option: {}", self.spec_line()),
                     };
                 }
-                match table.get(g).await.unwrap() {
-                    Some(r) => vec![r],
+                // The raw row's cells are what is dumped (and so compared with the Java
+                // client's); the row `get` decodes must hold the same cells.
+                let raw = table.get_raw(g.clone()).await.unwrap();
+                let row = table.get(g).await.unwrap();
+                assert_eq!(
+                    raw.as_ref().map(RawRow::to_row_result),
+                    row,
+                    "get_raw and get disagree: {}",
+                    self.spec_line()
+                );
+                match raw {
+                    Some(r) => {
+                        out.push(format!("row {}", x(r.row())));
+                        for c in r.cells() {
+                            out.push(cell_line(c));
+                        }
+                        return;
+                    }
                     None => {
                         out.push("none".into());
                         return;
@@ -462,17 +478,22 @@ impl Query {
         for r in rows {
             out.push(format!("row {}", x(&r.row)));
             for c in &r.cells {
-                out.push(format!(
-                    " cell {} {} {} {} {}",
-                    x(c.family()),
-                    x(c.qualifier()),
-                    c.timestamp(),
-                    type_name(c.cell_type()),
-                    repr(c.value())
-                ));
+                out.push(cell_line(c.as_cell_ref()));
             }
         }
     }
+}
+
+/// A cell's dump line, as Interop.java writes it.
+fn cell_line(c: CellRef<'_>) -> String {
+    format!(
+        " cell {} {} {} {} {}",
+        x(c.family()),
+        x(c.qualifier()),
+        c.timestamp(),
+        type_name(c.cell_type()),
+        repr(c.value())
+    )
 }
 
 /// The Java client's name of a cell type (`Cell.Type`).

@@ -1,4 +1,4 @@
-//! Create a table, write, read and delete a row, then drop the table.
+//! Create a table, write, read (as cells, and raw) and delete a row, then drop the table.
 //!
 //! `cargo run -p hbase-client --example quickstart -- 127.0.0.1:2181`
 
@@ -23,6 +23,20 @@ async fn main() -> Result<(), common::Error> {
         let row = table.get(Get::new(key)).await?.expect("just written");
         let color = row.value(b"cf", b"color").expect("has color");
         println!("{key}: {}", String::from_utf8_lossy(color));
+    }
+    // The same read, the row's cells left in the block they arrived in (no allocation, one
+    // reference count for the row): for reads that look at a few cells.
+    let raw = table
+        .get_raw(Get::new("zucchini"))
+        .await?
+        .expect("just written");
+    for cell in raw.cells() {
+        println!(
+            "zucchini {}:{} = {}",
+            String::from_utf8_lossy(cell.family()),
+            String::from_utf8_lossy(cell.qualifier()),
+            String::from_utf8_lossy(cell.value())
+        );
     }
     table.delete(Delete::new("apple")).await?;
     assert!(table.get(Get::new("apple")).await?.is_none());

@@ -60,19 +60,57 @@ impl CellType {
 #[derive(Clone)]
 pub struct Cell {
     /// `row_len:u16 | row | fam_len:u8 | family | qualifier | timestamp:u64 | type:u8 | value`.
-    /// The two length fields are never read back: the offsets below say where the parts are
-    /// (a cell built by [`Cell::new`] may have a row or family too long for them).
+    /// The two length fields are never read back: the layout says where the parts are (a
+    /// cell built by [`Cell::new`] may have a row or family too long for them).
     buf: Bytes,
+    layout: KeyValueLayout,
+}
+
+/// Where the parts of one KeyValue (its key, then its value) lie in its bytes.
+///
+/// Checked against the bytes when made ([`KeyValueLayout::parse`]), so that no accessor of a
+/// cell can go out of bounds. The timestamp and the type byte, the key's last 9 bytes, are
+/// read from the bytes when asked for: a decoded row's cells are built far more often than
+/// their timestamps are read, and each cell is 16 bytes smaller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyValueLayout {
     /// End of the row, which starts at 2. Invariant: `2 <= row_end`, `row_end + 1 <= qual_start`.
     row_end: usize,
     /// Start of the qualifier (= end of the family, which starts at `row_end + 1`).
     /// Invariant: `qual_start + 9 <= key_len`.
     qual_start: usize,
     /// Length of the key (the qualifier ends 9 bytes before it); the value is the rest.
-    /// Invariant: `key_len <= buf.len()`. The timestamp and the type byte, the key's last 9
-    /// bytes, are read from the buffer when asked for: a decoded row's cells are built far
-    /// more often than their timestamps are read, and each cell is 16 bytes smaller.
+    /// Invariant: `key_len <=` the length of the bytes.
     key_len: usize,
+}
+
+impl KeyValueLayout {
+    /// The layout of `kv`, one KeyValue's key (`key_len` bytes) followed by its value, as a
+    /// cell block carries it. Checks that the key's own lengths fit inside it; the error says
+    /// what is wrong.
+    #[inline(always)]
+    pub(crate) fn parse(kv: &[u8], key_len: usize) -> Result<KeyValueLayout, &'static str> {
+        if key_len < KEY_INFRASTRUCTURE {
+            return Err("key too short");
+        }
+        if key_len > kv.len() {
+            return Err("key runs past the cell");
+        }
+        let row_end = 2 + u16::from_be_bytes([kv[0], kv[1]]) as usize;
+        if row_end + 1 > key_len {
+            return Err("row length past key");
+        }
+        let qual_start = row_end + 1 + kv[row_end] as usize;
+        let ts_start = key_len - 9;
+        if qual_start > ts_start {
+            return Err("family length past key");
+        }
+        Ok(KeyValueLayout {
+            row_end,
+            qual_start,
+            key_len,
+        })
+    }
 }
 
 /// Bytes of a KeyValue key besides row, family and qualifier: row length, family length,
@@ -125,96 +163,93 @@ impl Cell {
         let row_end = 2 + row.len();
         Cell {
             buf: buf.freeze(),
-            row_end,
-            qual_start: row_end + 1 + family.len(),
-            key_len,
+            layout: KeyValueLayout {
+                row_end,
+                qual_start: row_end + 1 + family.len(),
+                key_len,
+            },
         }
     }
 
     /// A cell over `buf`, one KeyValue's key (`key_len` bytes) followed by its value, as a
     /// cell block carries it. Checks that the key's own lengths fit inside it, so that no
     /// accessor can go out of bounds; the error says what is wrong.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn from_key_value(buf: Bytes, key_len: usize) -> Result<Cell, &'static str> {
-        if key_len < KEY_INFRASTRUCTURE {
-            return Err("key too short");
+        let layout = KeyValueLayout::parse(&buf, key_len)?;
+        Ok(Cell { buf, layout })
+    }
+
+    /// A cell over `buf`, whose layout was checked against these very bytes.
+    #[inline(always)]
+    pub(crate) fn from_checked(buf: Bytes, layout: KeyValueLayout) -> Cell {
+        Cell { buf, layout }
+    }
+
+    /// The cell borrowed: the same accessors, from the same buffer.
+    #[inline(always)]
+    pub fn as_cell_ref(&self) -> CellRef<'_> {
+        CellRef {
+            kv: &self.buf,
+            block: &self.buf,
+            layout: self.layout,
         }
-        if key_len > buf.len() {
-            return Err("key runs past the cell");
-        }
-        let row_end = 2 + u16::from_be_bytes([buf[0], buf[1]]) as usize;
-        if row_end + 1 > key_len {
-            return Err("row length past key");
-        }
-        let qual_start = row_end + 1 + buf[row_end] as usize;
-        let ts_start = key_len - 9;
-        if qual_start > ts_start {
-            return Err("family length past key");
-        }
-        Ok(Cell {
-            buf,
-            row_end,
-            qual_start,
-            key_len,
-        })
     }
 
     /// Row key.
     #[inline]
     pub fn row(&self) -> &[u8] {
-        &self.buf[2..self.row_end]
+        self.as_cell_ref().row()
     }
 
     /// Column family.
     #[inline]
     pub fn family(&self) -> &[u8] {
-        &self.buf[self.row_end + 1..self.qual_start]
+        self.as_cell_ref().family()
     }
 
     /// Column qualifier.
     #[inline]
     pub fn qualifier(&self) -> &[u8] {
-        &self.buf[self.qual_start..self.key_len - 9]
+        self.as_cell_ref().qualifier()
     }
 
     /// The value.
     #[inline]
     pub fn value(&self) -> &[u8] {
-        &self.buf[self.key_len..]
+        self.as_cell_ref().value()
     }
 
     /// Version timestamp in milliseconds since the epoch.
     #[inline]
     pub fn timestamp(&self) -> u64 {
-        let mut ts = [0u8; 8];
-        ts.copy_from_slice(&self.buf[self.key_len - 9..self.key_len - 1]);
-        u64::from_be_bytes(ts)
+        self.as_cell_ref().timestamp()
     }
 
     /// Put or one of the delete markers.
     #[inline]
     pub fn cell_type(&self) -> CellType {
-        CellType::from_code(self.buf[self.key_len - 1])
+        self.as_cell_ref().cell_type()
     }
 
     /// The row key as an owned slice of the cell's buffer (no copy).
     pub fn row_bytes(&self) -> Bytes {
-        self.buf.slice(2..self.row_end)
+        self.as_cell_ref().row_bytes()
     }
 
     /// The column family as an owned slice of the cell's buffer (no copy).
     pub fn family_bytes(&self) -> Bytes {
-        self.buf.slice(self.row_end + 1..self.qual_start)
+        self.as_cell_ref().family_bytes()
     }
 
     /// The column qualifier as an owned slice of the cell's buffer (no copy).
     pub fn qualifier_bytes(&self) -> Bytes {
-        self.buf.slice(self.qual_start..self.key_len - 9)
+        self.as_cell_ref().qualifier_bytes()
     }
 
     /// The value as an owned slice of the cell's buffer (no copy).
     pub fn value_bytes(&self) -> Bytes {
-        self.buf.slice(self.key_len..)
+        self.as_cell_ref().value_bytes()
     }
 
     /// The cell's size in a KeyValue cell block: total length, key length and value length
@@ -238,6 +273,119 @@ impl Cell {
 
 impl PartialEq for Cell {
     fn eq(&self, other: &Cell) -> bool {
+        self.as_cell_ref() == other.as_cell_ref()
+    }
+}
+
+impl Eq for Cell {}
+
+impl fmt::Debug for Cell {
+    // As the derived `Debug` of the parts as `Bytes` (b"..." strings).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_cell_ref().fmt_parts("Cell", f)
+    }
+}
+
+/// A cell borrowed from the buffer that holds it: a [`Cell`]'s, or a
+/// [`RawRow`](crate::RawRow)'s, whose cells stay in the block the server sent. The same
+/// accessors as a [`Cell`]'s; the `*_bytes` ones and [`to_cell`](CellRef::to_cell) share the
+/// buffer (a reference count, no copy).
+///
+/// Equality and `Debug` are by the parts, as a [`Cell`]'s.
+#[derive(Clone, Copy)]
+pub struct CellRef<'a> {
+    /// The KeyValue: its key, then its value (within `block`).
+    kv: &'a [u8],
+    /// The buffer `kv` lies in, for the owned slices.
+    block: &'a Bytes,
+    layout: KeyValueLayout,
+}
+
+impl<'a> CellRef<'a> {
+    /// The cell of `kv`, which lies in `block` and whose layout was checked against it.
+    #[inline(always)]
+    pub(crate) fn new(kv: &'a [u8], block: &'a Bytes, layout: KeyValueLayout) -> CellRef<'a> {
+        CellRef { kv, block, layout }
+    }
+
+    /// Row key.
+    #[inline]
+    pub fn row(&self) -> &'a [u8] {
+        &self.kv[2..self.layout.row_end]
+    }
+
+    /// Column family.
+    #[inline]
+    pub fn family(&self) -> &'a [u8] {
+        &self.kv[self.layout.row_end + 1..self.layout.qual_start]
+    }
+
+    /// Column qualifier.
+    #[inline]
+    pub fn qualifier(&self) -> &'a [u8] {
+        &self.kv[self.layout.qual_start..self.layout.key_len - 9]
+    }
+
+    /// The value.
+    #[inline]
+    pub fn value(&self) -> &'a [u8] {
+        &self.kv[self.layout.key_len..]
+    }
+
+    /// Version timestamp in milliseconds since the epoch.
+    #[inline]
+    pub fn timestamp(&self) -> u64 {
+        let key_len = self.layout.key_len;
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&self.kv[key_len - 9..key_len - 1]);
+        u64::from_be_bytes(ts)
+    }
+
+    /// Put or one of the delete markers.
+    #[inline]
+    pub fn cell_type(&self) -> CellType {
+        CellType::from_code(self.kv[self.layout.key_len - 1])
+    }
+
+    /// The row key as an owned slice of the buffer (no copy).
+    pub fn row_bytes(&self) -> Bytes {
+        self.block.slice_ref(self.row())
+    }
+
+    /// The column family as an owned slice of the buffer (no copy).
+    pub fn family_bytes(&self) -> Bytes {
+        self.block.slice_ref(self.family())
+    }
+
+    /// The column qualifier as an owned slice of the buffer (no copy).
+    pub fn qualifier_bytes(&self) -> Bytes {
+        self.block.slice_ref(self.qualifier())
+    }
+
+    /// The value as an owned slice of the buffer (no copy).
+    pub fn value_bytes(&self) -> Bytes {
+        self.block.slice_ref(self.value())
+    }
+
+    /// The cell as an owned [`Cell`], sharing the buffer (no copy).
+    pub fn to_cell(&self) -> Cell {
+        Cell::from_checked(self.block.slice_ref(self.kv), self.layout)
+    }
+
+    fn fmt_parts(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(name)
+            .field("row", &self.row_bytes())
+            .field("family", &self.family_bytes())
+            .field("qualifier", &self.qualifier_bytes())
+            .field("timestamp", &self.timestamp())
+            .field("cell_type", &self.cell_type())
+            .field("value", &self.value_bytes())
+            .finish()
+    }
+}
+
+impl PartialEq for CellRef<'_> {
+    fn eq(&self, other: &CellRef<'_>) -> bool {
         self.timestamp() == other.timestamp()
             && self.cell_type() == other.cell_type()
             && self.row() == other.row()
@@ -247,19 +395,11 @@ impl PartialEq for Cell {
     }
 }
 
-impl Eq for Cell {}
+impl Eq for CellRef<'_> {}
 
-impl fmt::Debug for Cell {
-    // As the derived `Debug` of the parts as `Bytes` (b"..." strings).
+impl fmt::Debug for CellRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cell")
-            .field("row", &self.row_bytes())
-            .field("family", &self.family_bytes())
-            .field("qualifier", &self.qualifier_bytes())
-            .field("timestamp", &self.timestamp())
-            .field("cell_type", &self.cell_type())
-            .field("value", &self.value_bytes())
-            .finish()
+        self.fmt_parts("CellRef", f)
     }
 }
 
@@ -332,7 +472,7 @@ mod tests {
             b"val",
         );
         assert_eq!(&c.buf[..], &block[12..]);
-        let back = Cell::from_key_value(c.buf.clone(), c.key_len).unwrap();
+        let back = Cell::from_key_value(c.buf.clone(), c.layout.key_len).unwrap();
         assert_eq!(parts(&back), parts(&c));
         assert_eq!(back, c);
         assert_eq!(&c.row_bytes()[..], b"r1");
@@ -374,7 +514,7 @@ mod tests {
         let mut big = BytesMut::new();
         big.put_slice(b"junk");
         big.put_slice(&a.buf);
-        let b = Cell::from_key_value(big.freeze().slice(4..), a.key_len).unwrap();
+        let b = Cell::from_key_value(big.freeze().slice(4..), a.layout.key_len).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, Cell::new(b"r", b"f", b"q", 5, CellType::Put, b"w"));
         assert_ne!(a, Cell::new(b"r", b"f", b"q", 6, CellType::Put, b"v\n"));

@@ -44,7 +44,7 @@ pub mod znode;
 
 pub use address_map::AddressMap;
 pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
-pub use cell::{Cell, CellType, LATEST_TIMESTAMP};
+pub use cell::{Cell, CellRef, CellType, LATEST_TIMESTAMP};
 pub use client::Client;
 pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
 pub use mutator::{
@@ -52,8 +52,8 @@ pub use mutator::{
 };
 pub use ops::{
     Action, ActionResult, Append, CheckAndMutate, Comparator, CompareOp, Consistency, Delete,
-    Durability, Filter, Get, Increment, Mutation, Put, ReadType, RowMutation, RowMutations,
-    RowResult, Scan,
+    Durability, Filter, Get, Increment, Mutation, Put, RawCells, RawRow, ReadType, RowMutation,
+    RowMutations, RowResult, Scan,
 };
 pub use region::{RegionInfo, RegionLocation, ServerName, TableName};
 pub use rpc::CellBlockCompression;

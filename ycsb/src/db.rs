@@ -199,6 +199,8 @@ pub struct Record(RecordCells);
 enum RecordCells {
     Pairs(Vec<(Field, Bytes)>),
     Hbase(Vec<hbase_client::Cell>),
+    /// A row read with `Table::get_raw`: its cells still in the block they arrived in.
+    Raw(hbase_client::RawRow),
 }
 
 impl Default for RecordCells {
@@ -218,11 +220,18 @@ impl Record {
         Record(RecordCells::Hbase(cells))
     }
 
+    /// A record of an HBase row as it arrived: each cell's qualifier names a field, its value
+    /// is the field's.
+    pub fn from_raw_row(row: hbase_client::RawRow) -> Record {
+        Record(RecordCells::Raw(row))
+    }
+
     /// The number of fields.
     pub fn len(&self) -> usize {
         match &self.0 {
             RecordCells::Pairs(p) => p.len(),
             RecordCells::Hbase(c) => c.len(),
+            RecordCells::Raw(r) => r.len(),
         }
     }
 
@@ -234,22 +243,26 @@ impl Record {
     /// The fields and their values (sharing the record's bytes, not copying them). A qualifier
     /// that is not UTF-8 is named as [`Field::from_qualifier`] names it.
     pub fn fields(&self) -> impl Iterator<Item = (Field, Bytes)> + '_ {
-        let (pairs, cells) = match &self.0 {
-            RecordCells::Pairs(p) => (&p[..], &[][..]),
-            RecordCells::Hbase(c) => (&[][..], &c[..]),
+        let (pairs, cells, raw) = match &self.0 {
+            RecordCells::Pairs(p) => (&p[..], &[][..], None),
+            RecordCells::Hbase(c) => (&[][..], &c[..], None),
+            RecordCells::Raw(r) => (&[][..], &[][..], Some(r)),
         };
-        pairs.iter().cloned().chain(
-            cells
-                .iter()
-                .map(|c| (Field::from_qualifier(c.qualifier_bytes()), c.value_bytes())),
-        )
+        let field = |c: hbase_client::CellRef<'_>| {
+            (Field::from_qualifier(c.qualifier_bytes()), c.value_bytes())
+        };
+        pairs
+            .iter()
+            .cloned()
+            .chain(cells.iter().map(move |c| field(c.as_cell_ref())))
+            .chain(raw.into_iter().flat_map(move |r| r.cells().map(field)))
     }
 
     /// The fields and their values as a vector.
     pub fn into_pairs(self) -> Vec<(Field, Bytes)> {
         match self.0 {
             RecordCells::Pairs(p) => p,
-            cells @ RecordCells::Hbase(_) => Record(cells).fields().collect(),
+            cells => Record(cells).fields().collect(),
         }
     }
 }

@@ -151,6 +151,26 @@ pub fn results_from_scan(
     Ok(out)
 }
 
+/// A put's cell as a server sends it inside a protobuf `Result` (for tests).
+#[cfg(test)]
+pub(crate) fn proto_put(
+    row: &'static [u8],
+    family: &'static [u8],
+    qualifier: &'static [u8],
+    timestamp: u64,
+    value: &'static [u8],
+) -> hbase_proto::Cell {
+    hbase_proto::Cell {
+        row: Some(Bytes::from_static(row)),
+        family: Some(Bytes::from_static(family)),
+        qualifier: Some(Bytes::from_static(qualifier)),
+        timestamp: Some(timestamp),
+        cell_type: Some(4),
+        value: Some(Bytes::from_static(value)),
+        tags: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,15 +194,7 @@ mod tests {
         assert_eq!(rows[1].0.value(b"f", b"a").unwrap(), b"3");
 
         let pb = hbase_proto::Result {
-            cell: vec![hbase_proto::Cell {
-                row: Some(Bytes::from_static(b"r1")),
-                family: Some(Bytes::from_static(b"f")),
-                qualifier: Some(Bytes::from_static(b"a")),
-                timestamp: Some(5),
-                cell_type: Some(4),
-                value: Some(Bytes::from_static(b"1")),
-                tags: None,
-            }],
+            cell: vec![proto_put(b"r1", b"f", b"a", 5, b"1")],
             ..Default::default()
         };
         let mut resp = hbase_proto::ScanResponse {

@@ -7,7 +7,7 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use crate::cell::{put_key_value, Cell, CellType, KEY_INFRASTRUCTURE};
+use crate::cell::{put_key_value, Cell, CellType, KeyValueLayout, KEY_INFRASTRUCTURE};
 use crate::error::{Error, Result};
 
 /// Encoded size of one cell in a KeyValue cell block.
@@ -100,6 +100,57 @@ pub(crate) fn family_error(len: usize) -> Error {
     ))
 }
 
+/// The cell at the start of `block` (not empty): where it ends (its three lengths, its key and
+/// its value; the key and the value start at 12) and the layout of its key and value. The
+/// error says what is malformed.
+#[inline(always)]
+pub(crate) fn cell_at(block: &[u8]) -> std::result::Result<(usize, KeyValueLayout), &'static str> {
+    if block.len() < 12 {
+        return Err("truncated cell header");
+    }
+    let total = u32::from_be_bytes([block[0], block[1], block[2], block[3]]) as usize;
+    let key_len = u32::from_be_bytes([block[4], block[5], block[6], block[7]]) as usize;
+    let value_len = u32::from_be_bytes([block[8], block[9], block[10], block[11]]) as usize;
+    if key_len
+        .checked_add(value_len)
+        .and_then(|n| n.checked_add(8))
+        != Some(total)
+    {
+        return Err("cell length fields disagree");
+    }
+    if block.len() - 4 < total {
+        return Err("cell runs past the end of the block");
+    }
+    let end = 4 + total;
+    let layout = KeyValueLayout::parse(&block[12..end], key_len)?;
+    Ok((end, layout))
+}
+
+/// The error for a malformed cell block.
+pub(crate) fn malformed(what: &str) -> Error {
+    Error::Protocol(format!("malformed cell block: {what}"))
+}
+
+/// Checks that `block` starts with `n` well-formed cells (as [`CellBlockReader::take`] would
+/// decode them, with the same errors): the bytes they take.
+pub(crate) fn check_cells(block: &[u8], n: usize) -> Result<usize> {
+    let mut pos = 0;
+    for _ in 0..n {
+        let rest = &block[pos..];
+        if rest.is_empty() {
+            return Err(fewer_cells(n));
+        }
+        let (end, _) = cell_at(rest).map_err(malformed)?;
+        pos += end;
+    }
+    Ok(pos)
+}
+
+/// The error for a cell block that ends before the `n` cells announced.
+fn fewer_cells(n: usize) -> Error {
+    Error::Protocol(format!("cell block has fewer cells than the {n} announced"))
+}
+
 /// Reads cells one at a time from a cell block. Every cell's buffer is a slice of the block.
 pub struct CellBlockReader {
     block: Bytes,
@@ -127,27 +178,11 @@ impl CellBlockReader {
         if self.block.is_empty() {
             return Ok(None);
         }
-        let bad = |what: &str| Error::Protocol(format!("malformed cell block: {what}"));
-        if self.block.len() < 12 {
-            return Err(bad("truncated cell header"));
-        }
-        let total = (&self.block[0..4]).get_u32() as usize;
-        let key_len = (&self.block[4..8]).get_u32() as usize;
-        let value_len = (&self.block[8..12]).get_u32() as usize;
-        if key_len
-            .checked_add(value_len)
-            .and_then(|n| n.checked_add(8))
-            != Some(total)
-        {
-            return Err(bad("cell length fields disagree"));
-        }
-        if self.block.len() - 4 < total {
-            return Err(bad("cell runs past the end of the block"));
-        }
+        let (end, layout) = cell_at(&self.block).map_err(malformed)?;
         // One slice of the block per cell (one reference count on the response buffer): the
-        // key and the value; the cell checks the key's own lengths.
-        let cell = Cell::from_key_value(self.block.slice(12..4 + total), key_len).map_err(bad)?;
-        self.block.advance(4 + total);
+        // key and the value.
+        let cell = Cell::from_checked(self.block.slice(12..end), layout);
+        self.block.advance(end);
         Ok(Some(cell))
     }
 
@@ -158,11 +193,7 @@ impl CellBlockReader {
         for _ in 0..n {
             match self.next_cell()? {
                 Some(cell) => cells.push(cell),
-                None => {
-                    return Err(Error::Protocol(format!(
-                        "cell block has fewer cells than the {n} announced"
-                    )))
-                }
+                None => return Err(fewer_cells(n)),
             }
         }
         Ok(cells)
