@@ -157,9 +157,9 @@ impl Table {
         .await
     }
 
-    /// Reads one row, as [`get`](Table::get), keeping its cells in the block they arrived in
-    /// (see [`RawRow`]): no allocation and one reference count for the row, instead of a
-    /// vector of cells with a count each. For reads that look at a few cells, or at none.
+    /// Reads one row, as [`get`](Table::get), keeping its cells in the cell block they
+    /// arrived in (see [`RawRow`]): no allocation and one reference count for the row, instead
+    /// of a vector of cells with a count each. For reads that look at a few cells, or at none.
     pub async fn get_raw(&self, get: Get) -> Result<Option<RawRow>> {
         self.get_decoded(get, |result, cellblock| {
             let row = raw_from_proto(result, cellblock)?;

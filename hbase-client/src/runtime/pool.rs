@@ -117,6 +117,9 @@ impl ConnectionPool {
     ///
     /// The slot is read under the pool's lock, not cloned out of it (a reference count up and
     /// down per call). Lock order: the pool's, then a slot's; nothing takes them the other way.
+    /// A slot's lock is held only briefly (by `get` while it starts a connect attempt, by an
+    /// attempt as it stores its outcome), and so is the pool's here. A server without a slot
+    /// has no open connection: `get` makes the slot.
     pub(crate) fn open(&self, server: &ServerName, service: Service) -> Option<Arc<RpcConnection>> {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let (.., slot) = slots
