@@ -88,6 +88,16 @@ async fn setup(
     (client, name, common)
 }
 
+/// [`setup`] with 3 regions, then 1,000 records of workload C loaded by 8 threads.
+async fn setup_loaded(prefix: &str) -> (hbase_client::Client, hbase_client::TableName, String) {
+    let (client, name, common) = setup(prefix, 3).await;
+    ycsb(&format!(
+        "load {common} -P workloadc -p recordcount=1000 -threads 8"
+    ))
+    .await;
+    (client, name, common)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_then_workloads_a_to_f() {
     let (client, name, common) = setup("ycsb_af", 6).await;
@@ -203,11 +213,7 @@ async fn dataintegrity_verifies_every_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn target_paces_the_run() {
-    let (client, name, common) = setup("ycsb_tgt", 3).await;
-    ycsb(&format!(
-        "load {common} -P workloadc -p recordcount=1000 -threads 8"
-    ))
-    .await;
+    let (client, name, common) = setup_loaded("ycsb_tgt").await;
     let t0 = Instant::now();
     let report = ycsb(&format!(
         "run {common} -P workloadc -p recordcount=1000 -p operationcount=2000 -threads 8 -target 500 -p measurement.interval=both"
@@ -410,11 +416,7 @@ async fn shell_on_hbase() {
 /// in-process run (a runtime without the hook) still completes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wakeup_coalescing_sleeps_before_parks_and_reads_every_row() {
-    let (client, name, common) = setup("ycsb_coalesce", 3).await;
-    ycsb(&format!(
-        "load {common} -P workloadc -p recordcount=1000 -threads 8"
-    ))
-    .await;
+    let (client, name, common) = setup_loaded("ycsb_coalesce").await;
     let line = |extra: &str| {
         format!(
             "run {common} -P workloadc -p recordcount=1000 -p operationcount=2000 -threads 16 {extra}"
