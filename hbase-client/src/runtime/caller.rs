@@ -154,12 +154,6 @@ pub(crate) struct Operation<'a> {
     table: Option<&'a TableName>,
     failures: AtomicU32,
     table_checked: AtomicBool,
-    /// Set once an attempt resolved its target.
-    resolved: AtomicBool,
-    /// The first attempt found its region and connection without waiting: its call takes
-    /// `started` as the time it starts (the lookup took well under a microsecond) instead of
-    /// reading the clock again. Taken by that call.
-    clock_fresh: AtomicBool,
     /// For a write: the first attempt that got no answer, its server and error.
     unanswered: Mutex<Option<(String, Error)>>,
 }
@@ -177,8 +171,6 @@ impl<'a> Operation<'a> {
             table: None,
             failures: AtomicU32::new(0),
             table_checked: AtomicBool::new(false),
-            resolved: AtomicBool::new(false),
-            clock_fresh: AtomicBool::new(false),
             unanswered: Mutex::new(None),
         }
     }
@@ -245,29 +237,21 @@ impl<'a> Operation<'a> {
     /// The server, region and connection an attempt at `target` uses.
     pub(crate) async fn resolve(&self, target: Target<'_>) -> Result<Endpoint> {
         let rt = self.rt;
-        // Whether this attempt waited for anything (see `clock_fresh`).
-        let mut waited = false;
         let (other_server, service, loc, priority) = match target {
             Target::Region(table, seek) => {
                 // The cache first, outside the lookup's future: nearly every attempt ends here.
                 let loc = match rt.locator.cached(table, seek) {
                     Some(loc) => loc,
-                    None => {
-                        waited = true;
-                        rt.locator.seek(table, seek, self.deadline()).await?
-                    }
+                    None => rt.locator.seek(table, seek, self.deadline()).await?,
                 };
                 (None, Service::Client, Some(loc), self.opts.priority)
             }
-            Target::Master => {
-                waited = true;
-                (
-                    Some(rt.master().await?),
-                    Service::Master,
-                    None,
-                    ADMIN_PRIORITY,
-                )
-            }
+            Target::Master => (
+                Some(rt.master().await?),
+                Service::Master,
+                None,
+                ADMIN_PRIORITY,
+            ),
             Target::Server(s) => (Some(s.clone()), Service::Admin, None, ADMIN_PRIORITY),
         };
         let server = match (&other_server, &loc) {
@@ -291,16 +275,8 @@ impl<'a> Operation<'a> {
         // The open connection first, outside the connect-and-wait future.
         let conn = match rt.pool.open(server, service) {
             Some(conn) => Ok(conn),
-            None => {
-                waited = true;
-                rt.pool.get(server, service, self.deadline()).await
-            }
+            None => rt.pool.get(server, service, self.deadline()).await,
         };
-        // Plain loads and stores: an operation runs in one task at a time.
-        if !waited && !self.resolved.load(Ordering::Relaxed) {
-            self.clock_fresh.store(true, Ordering::Relaxed);
-        }
-        self.resolved.store(true, Ordering::Relaxed);
         match conn {
             Ok(conn) => Ok(Endpoint {
                 other_server,
@@ -350,12 +326,7 @@ impl<'a> Operation<'a> {
         req: &M,
         cellblock: Option<&[u8]>,
     ) -> std::result::Result<ResponseBody, CallError> {
-        let now = if self.clock_fresh.load(Ordering::Relaxed) {
-            self.clock_fresh.store(false, Ordering::Relaxed);
-            self.started
-        } else {
-            Instant::now()
-        };
+        let now = Instant::now();
         let remaining = self.deadline().saturating_duration_since(now);
         let timeout = self
             .opts
