@@ -82,12 +82,16 @@ fn keys_of(range: std::ops::Range<u64>) -> Vec<Bytes> {
     range.map(|i| Bytes::from(key(i))).collect()
 }
 
-#[inline(never)]
-fn measure_get(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
+/// `ops` gets of the loaded rows in turn, each through `get` (inlined into the measured
+/// function that names the phase).
+#[inline(always)]
+fn gets<F, R>(rt: &Runtime, keys: &[Bytes], ops: u64, get: impl Fn(Get) -> F)
+where
+    F: std::future::Future<Output = hbase_client::Result<R>>,
+{
     rt.block_on(async {
         for i in 0..ops {
-            let row = table
-                .get(Get::new(keys[(i % ROWS) as usize].clone()))
+            let row = get(Get::new(keys[(i % ROWS) as usize].clone()))
                 .await
                 .unwrap();
             std::hint::black_box(row);
@@ -95,18 +99,15 @@ fn measure_get(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
     })
 }
 
+#[inline(never)]
+fn measure_get(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
+    gets(rt, keys, ops, |g| table.get(g))
+}
+
 /// The same gets through `Table::get_raw` (the row's cells left in their block).
 #[inline(never)]
 fn measure_get_raw(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
-    rt.block_on(async {
-        for i in 0..ops {
-            let row = table
-                .get_raw(Get::new(keys[(i % ROWS) as usize].clone()))
-                .await
-                .unwrap();
-            std::hint::black_box(row);
-        }
-    })
+    gets(rt, keys, ops, |g| table.get_raw(g))
 }
 
 #[inline(never)]

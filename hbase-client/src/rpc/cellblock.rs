@@ -127,7 +127,7 @@ pub(crate) fn cell_at(block: &[u8]) -> std::result::Result<(usize, KeyValueLayou
 }
 
 /// The error for a malformed cell block.
-pub(crate) fn malformed(what: &str) -> Error {
+fn malformed(what: &str) -> Error {
     Error::Protocol(format!("malformed cell block: {what}"))
 }
 

@@ -58,6 +58,19 @@ impl Slot {
 /// address string, which would cost more than the rest of the lookup).
 type HostSlots = Vec<(u16, Service, Arc<Slot>)>;
 
+/// The slot of `server` and `service` among the pool's, if it has one.
+fn find_slot<'a>(
+    slots: &'a FxHashMap<String, HostSlots>,
+    server: &ServerName,
+    service: Service,
+) -> Option<&'a Arc<Slot>> {
+    let (.., slot) = slots
+        .get(server.host.as_str())?
+        .iter()
+        .find(|(port, s, _)| *port == server.port && *s == service)?;
+    Some(slot)
+}
+
 pub(crate) struct ConnectionPool {
     config: Arc<ClientConfig>,
     stats: Arc<Stats>,
@@ -93,13 +106,8 @@ impl ConnectionPool {
 
     fn slot(&self, server: &ServerName, service: Service) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let found = slots.get(server.host.as_str()).and_then(|host| {
-            host.iter()
-                .find(|(port, s, _)| *port == server.port && *s == service)
-                .map(|(.., slot)| slot.clone())
-        });
-        if let Some(slot) = found {
-            return slot;
+        if let Some(slot) = find_slot(&slots, server, service) {
+            return slot.clone();
         }
         let slot = Arc::new(Slot {
             state: Mutex::default(),
@@ -122,11 +130,7 @@ impl ConnectionPool {
     /// has no open connection: `get` makes the slot.
     pub(crate) fn open(&self, server: &ServerName, service: Service) -> Option<Arc<RpcConnection>> {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let (.., slot) = slots
-            .get(server.host.as_str())?
-            .iter()
-            .find(|(port, s, _)| *port == server.port && *s == service)?;
-        slot.open()
+        find_slot(&slots, server, service)?.open()
     }
 
     /// The open connection to `server` for `service`, connecting if there is none; gives up
