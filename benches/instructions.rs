@@ -1,7 +1,7 @@
 //! Instructions per operation, for `benches/instructions/run` (which runs this under
 //! `valgrind --tool=callgrind`): a steady-state get, a buffered put (its share of the flush
-//! included) and a 100-row scan, against the real local HBase; and the get through
-//! `Table::get_raw`.
+//! included) and a 100-row scan, against the real local HBase; and the get and the scan
+//! through `Table::get_raw` and `Table::scan_raw`.
 //!
 //! Each measured phase is one `#[inline(never)]` function that drives a single-threaded tokio
 //! runtime through all its operations; the connection's reader and writer tasks run inside
@@ -9,8 +9,8 @@
 //! client's whole user-space work for those operations and nothing of start-up or set-up.
 //! Kernel time (the socket system calls) is not in the figure; `strace -c` counts those.
 //!
-//! `INSTR_PHASE=get|get_raw|put|scan` picks the phase, `INSTR_OPS` the number of operations (default
-//! 2,000). Without valgrind it simply runs, which checks that it works.
+//! `INSTR_PHASE=get|get_raw|put|scan|scan_raw` picks the phase, `INSTR_OPS` the number of
+//! operations (default 2,000). Without valgrind it simply runs, which checks that it works.
 //!
 //! A counting global allocator reports the heap allocations the measured phase made
 //! (`allocs=` in the output line), so an allocation added on a hot path shows as a number too.
@@ -123,12 +123,17 @@ fn measure_put(rt: &Runtime, client: &Client, table: &str, keys: &[Bytes], value
     })
 }
 
-#[inline(never)]
-fn measure_scan(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
+/// `ops` scans of 100 rows from the loaded rows in turn, each through `scan` (inlined into
+/// the measured function that names the phase).
+#[inline(always)]
+fn scans<S, R>(rt: &Runtime, keys: &[Bytes], ops: u64, scan: impl Fn(Scan) -> S)
+where
+    S: futures_util::Stream<Item = hbase_client::Result<R>> + Unpin,
+{
     rt.block_on(async {
         for i in 0..ops {
             let start = keys[(i % ROWS) as usize].clone();
-            let mut stream = table.scan(Scan::new().start_row(start).limit(100).caching(100));
+            let mut stream = scan(Scan::new().start_row(start).limit(100).caching(100));
             let mut n = 0;
             while let Some(r) = stream.next().await {
                 std::hint::black_box(r.unwrap());
@@ -137,6 +142,17 @@ fn measure_scan(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
             std::hint::black_box(n);
         }
     })
+}
+
+#[inline(never)]
+fn measure_scan(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
+    scans(rt, keys, ops, |s| table.scan(s))
+}
+
+/// The same scans through `Table::scan_raw` (each row's cells left in their block).
+#[inline(never)]
+fn measure_scan_raw(rt: &Runtime, table: &Table, keys: &[Bytes], ops: u64) {
+    scans(rt, keys, ops, |s| table.scan_raw(s))
 }
 
 fn main() {
@@ -190,7 +206,8 @@ fn main() {
         "get_raw" => measure_get_raw(&rt, &table, &keys, ops),
         "put" => measure_put(&rt, &client, &name.to_string(), &put_keys, &value),
         "scan" => measure_scan(&rt, &table, &keys, ops),
-        other => panic!("INSTR_PHASE={other}: use get, get_raw, put or scan"),
+        "scan_raw" => measure_scan_raw(&rt, &table, &keys, ops),
+        other => panic!("INSTR_PHASE={other}: use get, get_raw, put, scan or scan_raw"),
     }
     let allocs = ALLOCS.load(Ordering::Relaxed) - allocs_before;
     println!(

@@ -14,6 +14,10 @@
 //! - on the table we wrote, Java's dump equals ours (Java reads what we read);
 //! - Java's dumps of the two tables are equal, up to the server-assigned timestamps (we wrote
 //!   what Java wrote), and so are the outcomes of the increments, appends and checks.
+//!
+//! Our dumps are read through `Table::get_raw` and `Table::scan_raw` (the cells left in the
+//! block they came in), and every get and scan also runs through `get` and `scan`, whose rows
+//! must be the same.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,7 +25,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use hbase_client::{
     Action, Append, CellRef, CellType, CheckAndMutate, Client, ColumnFamily, Comparator, CompareOp,
-    Delete, Filter, Get, Increment, Mutation, MutatorConfig, Put, RawRow, RowResult, Scan, Table,
+    Delete, Filter, Get, Increment, Mutation, MutatorConfig, Put, RawRow, Scan, Table,
     TableDescriptor, TableName,
 };
 use md5::{Digest, Md5};
@@ -417,7 +421,7 @@ impl Query {
     /// Runs the query through our client; the dump lines, as Interop.java writes them.
     async fn dump(&self, table: &Table, out: &mut Vec<String>) {
         out.push(format!("# {}", self.spec_line()));
-        let rows: Vec<RowResult> = match &self.get {
+        let rows: Vec<RawRow> = match &self.get {
             Some(row) => {
                 let mut g = Get::new(row.clone());
                 for o in &self.opts {
@@ -472,13 +476,23 @@ impl Query {
                         Opt::Where(f) => s.filter(f.clone()),
                     };
                 }
-                table.scan(s).collect_all().await.unwrap()
+                // As for a get: the raw rows' cells are dumped, and `scan` must return the
+                // same rows.
+                let raw = table.scan_raw(s.clone()).collect_all().await.unwrap();
+                let rows = table.scan(s).collect_all().await.unwrap();
+                assert_eq!(
+                    raw.iter().map(RawRow::to_row_result).collect::<Vec<_>>(),
+                    rows,
+                    "scan_raw and scan disagree: {}",
+                    self.spec_line()
+                );
+                raw
             }
         };
         for r in rows {
-            out.push(format!("row {}", x(&r.row)));
-            for c in &r.cells {
-                out.push(cell_line(c.as_cell_ref()));
+            out.push(format!("row {}", x(r.row())));
+            for c in r.cells() {
+                out.push(cell_line(c));
             }
         }
     }

@@ -1,20 +1,58 @@
 //! The options of Java's `Scan` and `Get` against a real HBase: batch, partial results of a
 //! 100 MB row, raw scans, read type and consistency on the wire, scan metrics; and a batch of
-//! gets whose results exceed what a server returns in one response.
+//! gets whose results exceed what a server returns in one response. Every scan whose results
+//! are compared is also run through `Table::scan_raw`, whose rows (their cells left in the
+//! block) must be the same results; the reopens mid-row run through both streams.
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use hbase_client::{
     Action, ActionResult, CellType, ColumnFamily, Comparator, CompareOp, Consistency, Delete,
-    Filter, Get, Put, ReadType, RowResult, Scan, TableDescriptor,
+    Filter, Get, Put, RawScanStream, ReadType, RowResult, Scan, ScanMetrics, ScanStream,
+    TableDescriptor,
 };
 use hbase_it::proxy::{proto_fields, Field};
 
 const MIB: usize = 1024 * 1024;
 
-/// Every result of `scan`, pieces and all.
+/// Every result of `scan`, pieces and all; `scan_raw` must return the same.
 async fn results(table: &hbase_client::Table, scan: Scan) -> Vec<RowResult> {
-    table.scan(scan).collect_all().await.expect("scan")
+    let rows = table.scan(scan.clone()).collect_all().await.expect("scan");
+    let raw = table.scan_raw(scan).collect_all().await.expect("scan_raw");
+    let raw: Vec<RowResult> = raw.into_iter().map(RowResult::from).collect();
+    assert_eq!(raw, rows, "scan_raw returned other results than scan");
+    rows
+}
+
+/// A scan through `Table::scan`, or through `Table::scan_raw` with each row made a
+/// `RowResult` as it arrives.
+enum Rows {
+    Decoded(ScanStream),
+    Raw(RawScanStream),
+}
+
+impl Rows {
+    fn open(table: &hbase_client::Table, scan: Scan, raw: bool) -> Rows {
+        if raw {
+            Rows::Raw(table.scan_raw(scan))
+        } else {
+            Rows::Decoded(table.scan(scan))
+        }
+    }
+
+    async fn next(&mut self) -> Option<hbase_client::Result<RowResult>> {
+        match self {
+            Rows::Decoded(s) => s.next().await,
+            Rows::Raw(s) => s.next().await.map(|r| r.map(RowResult::from)),
+        }
+    }
+
+    fn metrics(&self) -> Option<ScanMetrics> {
+        match self {
+            Rows::Decoded(s) => s.metrics(),
+            Rows::Raw(s) => s.metrics(),
+        }
+    }
 }
 
 fn qualifiers(r: &RowResult) -> Vec<String> {
@@ -392,11 +430,14 @@ async fn partial_scan_reopened_mid_row_returns_each_cell_once() {
     let proxy = hbase_it::proxy::FaultProxy::new();
     let proxied = hbase_it::proxied_client(&proxy, |b| b).await;
     let table = proxied.table(&name.to_string()).unwrap();
-    for scan in [
-        Scan::new().allow_partial_results(true),
-        Scan::new().batch(3),
+    for (scan, raw) in [
+        (Scan::new().allow_partial_results(true), false),
+        (Scan::new().batch(3), false),
+        (Scan::new().allow_partial_results(true), true),
+        (Scan::new().batch(3), true),
     ] {
-        let mut stream = table.scan(scan.max_result_size(10_000).scan_metrics(true));
+        let scan = scan.max_result_size(10_000).scan_metrics(true);
+        let mut stream = Rows::open(&table, scan, raw);
         let mut got = Vec::new();
         for _ in 0..5 {
             got.push(stream.next().await.unwrap().unwrap());
@@ -406,7 +447,10 @@ async fn partial_scan_reopened_mid_row_returns_each_cell_once() {
             got.push(r.unwrap());
         }
         let m = stream.metrics().unwrap();
-        assert!(m.rpc_retries >= 1, "the scan was reopened: {m:?}");
+        assert!(
+            m.rpc_retries >= 1,
+            "the scan was reopened (raw {raw}): {m:?}"
+        );
         let cells: Vec<String> = got
             .iter()
             .filter(|r| &r.row[..] == b"row")
@@ -414,7 +458,8 @@ async fn partial_scan_reopened_mid_row_returns_each_cell_once() {
             .collect();
         assert_eq!(
             cells,
-            (0..40).map(|i| format!("c{i:02}")).collect::<Vec<_>>()
+            (0..40).map(|i| format!("c{i:02}")).collect::<Vec<_>>(),
+            "raw {raw}"
         );
         assert_eq!(&got.last().unwrap().row[..], b"tail");
     }
@@ -490,15 +535,19 @@ async fn reopen_in_a_daughter_mid_row_delivers_each_cell_once() {
         let admin = client.admin();
         const CELLS: usize = 200;
         let originals: Vec<String> = (0..CELLS).map(|q| format!("q{q:03}")).collect();
-        for (what, scan) in [
-            ("batch(10)", Scan::new().batch(10).caching(1)),
+        let partial = Scan::new()
+            .allow_partial_results(true)
+            .max_result_size(250)
+            .caching(1);
+        for (what, scan, raw) in [
+            ("batch(10)", Scan::new().batch(10).caching(1), false),
+            ("allow_partial_results", partial.clone(), false),
             (
-                "allow_partial_results",
-                Scan::new()
-                    .allow_partial_results(true)
-                    .max_result_size(250)
-                    .caching(1),
+                "scan_raw, batch(10)",
+                Scan::new().batch(10).caching(1),
+                true,
             ),
+            ("scan_raw, allow_partial_results", partial, true),
         ] {
             let name = hbase_it::unique_table("scan_reopen_split");
             hbase_it::create_table(&client, &name, &[]).await;
@@ -510,7 +559,7 @@ async fn reopen_in_a_daughter_mid_row_delivers_each_cell_once() {
             table.put(wide).await.unwrap();
             table.put(Put::new("z").add("cf", "q", "z")).await.unwrap();
 
-            let mut stream = table.scan(scan.clone().scan_metrics(true));
+            let mut stream = Rows::open(&table, scan.clone().scan_metrics(true), raw);
             let first = stream.next().await.expect("a first piece").expect("scan");
             assert_eq!(&first.row[..], b"r");
             assert!(

@@ -252,12 +252,6 @@ impl Cell {
         self.as_cell_ref().value_bytes()
     }
 
-    /// The cell's size in a KeyValue cell block: total length, key length and value length
-    /// (4 bytes each), then the key and the value, which are the cell's buffer.
-    pub(crate) fn encoded_len(&self) -> usize {
-        12 + self.buf.len()
-    }
-
     /// The order of cells in a region, HBase's cell comparator on the key: row, family and
     /// qualifier ascending (as bytes), then timestamp descending (newest first), then type
     /// byte descending (a delete marker before the put it covers). The value plays no part.
@@ -365,6 +359,12 @@ impl<'a> CellRef<'a> {
     /// The value as an owned slice of the buffer (no copy).
     pub fn value_bytes(&self) -> Bytes {
         self.block.slice_ref(self.value())
+    }
+
+    /// The cell's size in a KeyValue cell block: total length, key length and value length
+    /// (4 bytes each), then the key and the value.
+    pub(crate) fn encoded_len(&self) -> usize {
+        12 + self.kv.len()
     }
 
     /// The cell as an owned [`Cell`], sharing the buffer (no copy).

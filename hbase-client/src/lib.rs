@@ -33,6 +33,7 @@ pub mod region;
 pub mod rpc;
 mod runtime;
 mod scan_metrics;
+mod scan_row;
 mod scanner;
 pub mod security;
 mod site;
@@ -64,7 +65,7 @@ pub use runtime::config::{
 pub use runtime::retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
 pub use runtime::stats::{ServerStats, StatsSnapshot};
 pub use scan_metrics::ScanMetrics;
-pub use scanner::ScanStream;
+pub use scanner::{RawScanStream, ScanStream};
 pub use security::{Kerberos, Protection, SecurityStatus, Tls};
 pub use site::{HbaseSite, HONOURED_PROPERTIES};
 pub use table::{Table, TableBuilder};

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use crate::cell::Cell;
+use crate::cell::CellRef;
 
 /// Counters of one scan, read with [`ScanStream::metrics`](crate::ScanStream::metrics) while
 /// it runs or after it ends. Enabled by [`Scan::scan_metrics`](crate::Scan::scan_metrics).
@@ -100,7 +100,7 @@ impl ScanMetrics {
     }
 
     /// Counts the cells received from `host`.
-    pub(crate) fn add_cells<'c>(&mut self, host: &str, cells: impl Iterator<Item = &'c Cell>) {
+    pub(crate) fn add_cells<'c>(&mut self, host: &str, cells: impl Iterator<Item = CellRef<'c>>) {
         let bytes: u64 = cells.map(encoded_size).sum();
         self.bytes_in_results += bytes;
         if is_remote(host) {
@@ -118,7 +118,7 @@ impl ScanMetrics {
 }
 
 /// A cell's size in KeyValue encoding (as the server counts a result's bytes).
-fn encoded_size(c: &Cell) -> u64 {
+fn encoded_size(c: CellRef<'_>) -> u64 {
     c.encoded_len() as u64
 }
 
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn cell_bytes_are_the_keyvalue_encoding() {
-        let cell = Cell::new(b"row1", b"cf", b"q", 1, crate::CellType::Put, b"value");
+        let cell = crate::Cell::new(b"row1", b"cf", b"q", 1, crate::CellType::Put, b"value");
         let mut block = bytes::BytesMut::new();
         crate::rpc::cellblock::encode_cell(
             &mut block,
@@ -152,7 +152,7 @@ mod tests {
             crate::CellType::Put,
             cell.value(),
         );
-        assert_eq!(encoded_size(&cell), block.len() as u64);
+        assert_eq!(encoded_size(cell.as_cell_ref()), block.len() as u64);
     }
 
     #[test]

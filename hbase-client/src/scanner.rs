@@ -1,4 +1,4 @@
-//! `ScanStream`: a scan as a `Stream` of rows.
+//! `ScanStream` and `RawScanStream`: a scan as a `Stream` of rows.
 //!
 //! A task drives the scan region by region and hands batches of complete rows to the stream
 //! through a small channel. While the consumer is slow, the task waits on the channel and
@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 
 use crate::cell::Cell;
 use crate::error::{Error, Result};
-use crate::ops::{region_specifier, results_from_scan, RowResult, Scan};
+use crate::ops::{region_specifier, RawRow, RowResult, Scan};
 use crate::region::{Location, TableName};
 use crate::runtime::caller::{
     Attempt, CallOptions, Endpoint, Idempotency, Operation, Place, Target,
@@ -40,30 +40,31 @@ use crate::runtime::caller::{
 use crate::runtime::locator::{OwnedSeek, Seek};
 use crate::runtime::Runtime;
 use crate::scan_metrics::ScanMetrics;
+use crate::scan_row::ScanRow;
 
 /// Rows of a scan, in key order (reverse order for reversed scans). Dropping it early closes
 /// the server-side scanner.
-pub struct ScanStream {
-    rx: mpsc::Receiver<Result<Vec<RowResult>>>,
-    ready: VecDeque<RowResult>,
-    metrics: Recorder,
-}
+pub struct ScanStream(Rows<RowResult>);
+
+/// Rows of a scan as [`RawRow`]s, their cells left in the block the server sent (see
+/// [`Table::scan_raw`](crate::Table::scan_raw)): the same rows, in the same order, with the
+/// same options as a [`ScanStream`], without a vector and a reference count per cell.
+/// Dropping it early closes the server-side scanner.
+pub struct RawScanStream(Rows<RawRow>);
 
 impl Stream for ScanStream {
     type Item = Result<RowResult>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        loop {
-            if let Some(row) = self.ready.pop_front() {
-                return Poll::Ready(Some(Ok(row)));
-            }
-            match self.rx.poll_recv(cx) {
-                Poll::Ready(Some(Ok(batch))) => self.ready = batch.into(),
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
+        self.0.poll_next(cx)
+    }
+}
+
+impl Stream for RawScanStream {
+    type Item = Result<RawRow>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_next(cx)
     }
 }
 
@@ -74,6 +75,53 @@ impl ScanStream {
         table: TableName,
         scan: Scan,
     ) -> ScanStream {
+        ScanStream(Rows::start(rt, opts, table, scan))
+    }
+
+    /// The scan's metrics so far (complete once the stream has ended), or `None` unless
+    /// the scan asked for them with [`Scan::scan_metrics`].
+    pub fn metrics(&self) -> Option<ScanMetrics> {
+        self.0.metrics()
+    }
+
+    /// Collects every remaining row.
+    pub async fn collect_all(self) -> Result<Vec<RowResult>> {
+        self.0.collect_all().await
+    }
+}
+
+impl RawScanStream {
+    pub(crate) fn start(
+        rt: Arc<Runtime>,
+        opts: Arc<CallOptions>,
+        table: TableName,
+        scan: Scan,
+    ) -> RawScanStream {
+        RawScanStream(Rows::start(rt, opts, table, scan))
+    }
+
+    /// The scan's metrics so far (complete once the stream has ended), or `None` unless
+    /// the scan asked for them with [`Scan::scan_metrics`].
+    pub fn metrics(&self) -> Option<ScanMetrics> {
+        self.0.metrics()
+    }
+
+    /// Collects every remaining row.
+    pub async fn collect_all(self) -> Result<Vec<RawRow>> {
+        self.0.collect_all().await
+    }
+}
+
+/// The consumer's end of a scan: the batches of rows the scan's task sends.
+struct Rows<R> {
+    rx: mpsc::Receiver<Result<Vec<R>>>,
+    ready: VecDeque<R>,
+    metrics: Recorder,
+}
+
+impl<R: ScanRow> Rows<R> {
+    /// Starts the scan's task.
+    fn start(rt: Arc<Runtime>, opts: Arc<CallOptions>, table: TableName, scan: Scan) -> Rows<R> {
         let scan = scan.with_defaults(rt.config.scanner_caching, rt.config.scanner_max_result_size);
         let (tx, rx) = mpsc::channel(2);
         let position = if scan.start_row.is_empty() {
@@ -105,23 +153,34 @@ impl ScanStream {
             metrics: metrics.clone(),
         };
         tokio::spawn(scanner.run(tx));
-        ScanStream {
+        Rows {
             rx,
             ready: VecDeque::new(),
             metrics,
         }
     }
 
-    /// The scan's metrics so far (complete once the stream has ended), or `None` unless
-    /// the scan asked for them with [`Scan::scan_metrics`].
-    pub fn metrics(&self) -> Option<ScanMetrics> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<R>>> {
+        loop {
+            if let Some(row) = self.ready.pop_front() {
+                return Poll::Ready(Some(Ok(row)));
+            }
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(Ok(batch))) => self.ready = batch.into(),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    fn metrics(&self) -> Option<ScanMetrics> {
         self.metrics.0.as_ref().map(|m| lock(m).clone())
     }
 
-    /// Collects every remaining row.
-    pub async fn collect_all(mut self) -> Result<Vec<RowResult>> {
+    async fn collect_all(mut self) -> Result<Vec<R>> {
         let mut rows = Vec::new();
-        while let Some(row) = std::future::poll_fn(|cx| Pin::new(&mut self).poll_next(cx)).await {
+        while let Some(row) = std::future::poll_fn(|cx| self.poll_next(cx)).await {
             rows.push(row?);
         }
         Ok(rows)
@@ -151,10 +210,10 @@ enum Assembly {
 }
 
 /// The row whose pieces are arriving: its last piece said more cells follow.
-struct RowInProgress {
+struct RowInProgress<R> {
     row: Bytes,
     /// Its cells received but not yet delivered.
-    held: Option<RowResult>,
+    held: Option<R>,
     /// How many of its cells were delivered.
     delivered: usize,
     /// The last cell delivered.
@@ -170,7 +229,7 @@ struct Skip {
     last: Cell,
 }
 
-struct Scanner {
+struct Scanner<R> {
     rt: Arc<Runtime>,
     opts: Arc<CallOptions>,
     table: TableName,
@@ -178,7 +237,7 @@ struct Scanner {
     position: Position,
     remaining: Option<u64>,
     assembly: Assembly,
-    in_row: Option<RowInProgress>,
+    in_row: Option<RowInProgress<R>>,
     /// After a reopen within a row: the cells of it the server sends again that were
     /// delivered before.
     skip: Option<Skip>,
@@ -223,15 +282,15 @@ enum Delivery {
     ConsumerGone,
 }
 
-type Sender = mpsc::Sender<Result<Vec<RowResult>>>;
+type Sender<R> = mpsc::Sender<Result<Vec<R>>>;
 
 /// One attempt: the scan of one region from the current position.
-struct RegionScan<'s> {
-    scanner: &'s mut Scanner,
-    tx: &'s Sender,
+struct RegionScan<'s, R> {
+    scanner: &'s mut Scanner<R>,
+    tx: &'s Sender<R>,
 }
 
-impl Attempt for RegionScan<'_> {
+impl<R: ScanRow> Attempt for RegionScan<'_, R> {
     type Output = Option<Delivery>;
 
     async fn attempt(&mut self, op: &Operation<'_>) -> Result<Option<Delivery>> {
@@ -263,14 +322,14 @@ impl Attempt for RegionScan<'_> {
     }
 }
 
-impl Scanner {
-    async fn run(mut self, tx: mpsc::Sender<Result<Vec<RowResult>>>) {
+impl<R: ScanRow> Scanner<R> {
+    async fn run(mut self, tx: Sender<R>) {
         if let Err(e) = self.scan_all(&tx).await {
             let _ = tx.send(Err(e)).await;
         }
     }
 
-    async fn scan_all(&mut self, tx: &Sender) -> Result<()> {
+    async fn scan_all(&mut self, tx: &Sender<R>) -> Result<()> {
         let (rt, opts) = (self.rt.clone(), self.opts.clone());
         let table = self.table.clone();
         let op = Operation::new(&rt, &opts, Idempotency::Scan).on_table(&table);
@@ -294,7 +353,11 @@ impl Scanner {
 
     /// Scans one region from the current position. `Ok(None)` when the region is done and the
     /// position moved on.
-    async fn scan_region(&mut self, op: &Operation<'_>, tx: &Sender) -> Result<Option<Delivery>> {
+    async fn scan_region(
+        &mut self,
+        op: &Operation<'_>,
+        tx: &Sender<R>,
+    ) -> Result<Option<Delivery>> {
         let seek = self.seek(op).await?;
         let table = self.table.clone();
         let ep = op.resolve(Target::Region(&table, seek.borrow())).await?;
@@ -346,12 +409,12 @@ impl Scanner {
             lease: Duration::from_millis(resp.ttl.unwrap_or(60_000) as u64),
         });
         loop {
-            let pieces = results_from_scan(&mut resp, cellblock)?;
+            let pieces = R::rows_of(&mut resp, cellblock)?;
             self.metrics.record(|m| {
                 if let Some(server) = &resp.scan_metrics {
                     m.add_server(server);
                 }
-                m.add_cells(&host, pieces.iter().flat_map(|(r, _)| &r.cells));
+                m.add_cells(&host, pieces.iter().flat_map(|(r, _)| r.cell_refs()));
             });
             let rows = self.assemble(pieces);
             if !rows.is_empty() {
@@ -485,24 +548,26 @@ impl Scanner {
     /// Turns the server's pieces of rows into the results the scan returns (whole rows,
     /// batches or pieces), counting complete rows against the limit and moving the position
     /// past what is returned.
-    fn assemble(&mut self, pieces: Vec<(RowResult, bool)>) -> Vec<RowResult> {
+    fn assemble(&mut self, pieces: Vec<(R, bool)>) -> Vec<R> {
         let mut out = Vec::with_capacity(pieces.len());
         for (mut piece, more) in pieces {
             if self.remaining == Some(0) {
                 break;
             }
+            // Taken before any cells are dropped from the piece.
+            let row = piece.key();
             let mut resumed = (0, None);
             if let Some(skip) = self.skip.take() {
-                if skip.row == piece.row {
+                if skip.row == row {
                     // Cells come in cell order: the delivered ones (and any written since
                     // that sort among them) come first.
-                    let k = piece
-                        .cells
+                    let cells = piece.cells_mut();
+                    let k = cells
                         .iter()
                         .take_while(|c| c.key_order(&skip.last) != std::cmp::Ordering::Greater)
                         .count();
-                    let all = k == piece.cells.len();
-                    piece.cells.drain(..k);
+                    let all = k == cells.len();
+                    cells.drain(..k);
                     resumed = (skip.delivered, Some(skip.last.clone()));
                     if all {
                         // The next piece may start with delivered cells too.
@@ -510,7 +575,7 @@ impl Scanner {
                     }
                 }
             }
-            if self.in_row.as_ref().is_some_and(|r| r.row != piece.row) {
+            if self.in_row.as_ref().is_some_and(|r| r.row != row) {
                 // The row ended without a last piece saying so.
                 self.end_row(&mut out);
                 if self.remaining == Some(0) {
@@ -518,16 +583,16 @@ impl Scanner {
                 }
             }
             let in_row = self.in_row.get_or_insert_with(|| RowInProgress {
-                row: piece.row.clone(),
+                row,
                 held: None,
                 delivered: resumed.0,
                 last: resumed.1,
             });
             match in_row.held.as_mut() {
                 Some(held) => {
-                    held.cells.append(&mut piece.cells);
-                    let stale = held.is_stale() || piece.is_stale();
-                    held.set_stale(stale);
+                    held.cells_mut().append(piece.cells_mut());
+                    let stale = held.stale() || piece.stale();
+                    held.mark_stale(stale);
                 }
                 None => in_row.held = Some(piece),
             }
@@ -549,7 +614,7 @@ impl Scanner {
     /// Moves the held cells of the row in progress to `out` in results of `cells` cells
     /// (fewer for all its held cells when `cells` is `usize::MAX`), keeping back a last,
     /// smaller result while more cells of the row follow.
-    fn deliver_held(&mut self, cells: usize, more: bool, out: &mut Vec<RowResult>) {
+    fn deliver_held(&mut self, cells: usize, more: bool, out: &mut Vec<R>) {
         let Some(in_row) = self.in_row.as_mut() else {
             return;
         };
@@ -557,7 +622,7 @@ impl Scanner {
             return;
         };
         loop {
-            let n = held.cells.len();
+            let n = held.cell_count();
             let full = if cells == usize::MAX {
                 n > 0
             } else {
@@ -566,12 +631,11 @@ impl Scanner {
             if !full || (!more && n <= cells) {
                 break;
             }
-            let rest = held.cells.split_off(n.min(cells));
-            let mut result = RowResult::from_cells(std::mem::replace(&mut held.cells, rest));
-            result.set_stale(held.is_stale());
-            result.set_more_cells(true);
-            in_row.delivered += result.cells.len();
-            in_row.last = result.cells.last().cloned();
+            let mut result = held.take_front(n.min(cells));
+            result.mark_stale(held.stale());
+            result.mark_more_cells(true);
+            in_row.delivered += result.cell_count();
+            in_row.last = result.last_cell();
             self.position = Position::At(in_row.row.clone(), true);
             out.push(result);
         }
@@ -579,11 +643,11 @@ impl Scanner {
     }
 
     /// The row in progress is complete: its held cells become its last result.
-    fn end_row(&mut self, out: &mut Vec<RowResult>) {
+    fn end_row(&mut self, out: &mut Vec<R>) {
         let Some(in_row) = self.in_row.take() else {
             return;
         };
-        if let Some(held) = in_row.held.filter(|h| !h.is_empty()) {
+        if let Some(held) = in_row.held.filter(|h| h.cell_count() > 0) {
             out.push(held);
         } else if in_row.delivered == 0 {
             // An empty row: nothing returned, nothing counted.
@@ -599,8 +663,8 @@ impl Scanner {
     async fn deliver(
         &self,
         op: &Operation<'_>,
-        tx: &Sender,
-        rows: Vec<RowResult>,
+        tx: &Sender<R>,
+        rows: Vec<R>,
         open: Option<&Open<'_>>,
     ) -> Delivery {
         let renew_every = open.map_or(Duration::from_secs(3600), |o| {

@@ -38,7 +38,7 @@ use crate::runtime::caller::{CallOptions, Endpoint, Idempotency, Operation, Plac
 use crate::runtime::locator::Seek;
 use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
 use crate::runtime::{new_nonce, Runtime};
-use crate::scanner::ScanStream;
+use crate::scanner::{RawScanStream, ScanStream};
 
 /// A handle to one table. Cheap to clone; all clones share the client's connections and cache.
 /// Made by [`Client::table`](crate::Client::table), or [`Client::table_builder`](crate::Client::table_builder)
@@ -216,6 +216,27 @@ impl Table {
     /// closes the server-side scanner.
     pub fn scan(&self, scan: Scan) -> ScanStream {
         ScanStream::start(self.rt.clone(), self.opts.clone(), self.name.clone(), scan)
+    }
+
+    /// Streams the rows of a range as [`scan`](Table::scan) does, each a [`RawRow`] whose
+    /// cells stay in the cell block they arrived in: no vector and no reference count per
+    /// cell. For scans whose rows are looked at once, or only in part.
+    ///
+    /// ```no_run
+    /// # async fn example(table: hbase_client::Table) -> hbase_client::Result<()> {
+    /// use futures_util::StreamExt;
+    /// use hbase_client::Scan;
+    ///
+    /// let mut rows = table.scan_raw(Scan::new().start_row("user1").limit(100));
+    /// while let Some(row) = rows.next().await {
+    ///     let row = row?;
+    ///     println!("{:?}: {} cells", row.row(), row.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn scan_raw(&self, scan: Scan) -> RawScanStream {
+        RawScanStream::start(self.rt.clone(), self.opts.clone(), self.name.clone(), scan)
     }
 
     /// Writes one row.

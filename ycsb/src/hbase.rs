@@ -387,11 +387,6 @@ impl HbaseDb {
         }
     }
 
-    fn record_of(row: hbase_client::RowResult) -> Record {
-        // The cells as they are: names and values are made only if someone looks.
-        Record::from_cells(row.cells)
-    }
-
     fn count_failures(
         &self,
         result: Result<(), HError>,
@@ -480,10 +475,11 @@ impl Db for HbaseDb {
                 }
             }
         }
-        let mut stream = self.shared.table.scan(scan);
+        // The rows as they arrived, as for a read.
+        let mut stream = self.shared.table.scan_raw(scan);
         while out.len() < count {
             match stream.next().await {
-                Some(Ok(row)) => out.push(Self::record_of(row)),
+                Some(Ok(row)) => out.push(Record::from_raw_row(row)),
                 Some(Err(e)) => {
                     self.report_error("scan from", start_key, &e);
                     return Status::Error;

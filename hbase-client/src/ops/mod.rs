@@ -22,7 +22,7 @@ pub use get::Get;
 pub(crate) use get::{plain_get_response, GetMessage};
 pub use increment::{Append, Increment};
 pub use put::{Durability, Put};
-pub(crate) use raw_row::raw_from_proto;
+pub(crate) use raw_row::{raw_from_proto, raw_rows_from_scan};
 pub use raw_row::{RawCells, RawRow};
 pub use row_mutations::{RowMutation, RowMutations};
 pub(crate) use row_result::result_from_proto;

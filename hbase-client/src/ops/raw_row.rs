@@ -41,6 +41,8 @@ use crate::rpc::cellblock::{self, CellBlockReader};
 pub struct RawRow {
     cells: RawCellsStore,
     stale: bool,
+    /// More cells of this row follow in later results (batch or partial scans).
+    more_cells: bool,
 }
 
 #[derive(Clone)]
@@ -74,6 +76,15 @@ impl RawRow {
     /// The row key (empty for a row without cells).
     pub fn row(&self) -> &[u8] {
         self.cells().next().map_or(&[], |c| c.row())
+    }
+
+    /// The row key as an owned slice of the row's buffer (no copy; empty for a row without
+    /// cells).
+    pub fn row_bytes(&self) -> Bytes {
+        self.cells()
+            .next()
+            .map(|c| c.row_bytes())
+            .unwrap_or_default()
     }
 
     /// The cells, in the order the server returned them (family, qualifier, newest first).
@@ -112,23 +123,96 @@ impl RawRow {
         self.stale
     }
 
+    /// True when this is a piece of a row and more of its cells follow in the next result, as
+    /// [`RowResult::may_have_more_cells`]: scans with [`Scan::batch`](crate::Scan::batch) or
+    /// [`Scan::allow_partial_results`](crate::Scan::allow_partial_results).
+    pub fn may_have_more_cells(&self) -> bool {
+        self.more_cells
+    }
+
     /// The row as a [`RowResult`], its cells sharing this row's buffer (no copy).
     pub fn to_row_result(&self) -> RowResult {
-        let mut row = RowResult::from_cells(self.cells().map(|c| c.to_cell()).collect());
-        row.set_stale(self.stale);
-        row
+        self.clone().into()
+    }
+
+    /// A row of decoded cells (a scan's rows after their pieces were joined or cut).
+    pub(crate) fn from_cells(cells: Vec<Cell>) -> RawRow {
+        RawRow {
+            cells: RawCellsStore::Cells(cells),
+            stale: false,
+            more_cells: false,
+        }
+    }
+
+    /// The cells to change, decoded out of the block first if they are still in it: for the
+    /// scanner's rare work on pieces of rows (joining, cutting, dropping cells seen before).
+    pub(crate) fn cells_mut(&mut self) -> &mut Vec<Cell> {
+        if let RawCellsStore::Block { .. } = &self.cells {
+            self.cells = RawCellsStore::Cells(self.take_cells());
+        }
+        match &mut self.cells {
+            RawCellsStore::Cells(cells) => cells,
+            RawCellsStore::Block { .. } => unreachable!("decoded just above"),
+        }
+    }
+
+    /// The cells as a vector, taken out of the row: those already decoded as they are, those
+    /// in a block decoded by the cell decoder (which costs less than a `CellRef` each made
+    /// into a `Cell`).
+    fn take_cells(&mut self) -> Vec<Cell> {
+        Self::decode(std::mem::take(&mut self.cells))
+    }
+
+    fn decode(store: RawCellsStore) -> Vec<Cell> {
+        match store {
+            RawCellsStore::Cells(cells) => cells,
+            RawCellsStore::Block { block, len } => {
+                let decoded = CellBlockReader::new(block.clone()).take(len);
+                // Checked when the row was made, so the error is not reached: the cells the
+                // row's iterator reads rather than a panic.
+                decoded.unwrap_or_else(|_| {
+                    let left = CellsIter::Block {
+                        block: &block,
+                        pos: 0,
+                        left: len,
+                    };
+                    RawCells(left).map(|c| c.to_cell()).collect()
+                })
+            }
+        }
+    }
+
+    pub(crate) fn set_stale(&mut self, stale: bool) {
+        self.stale = stale;
+    }
+
+    pub(crate) fn set_more_cells(&mut self, more: bool) {
+        self.more_cells = more;
     }
 }
 
 impl From<RawRow> for RowResult {
+    /// Cells already decoded move over as they are; cells in a block are decoded.
     fn from(row: RawRow) -> RowResult {
-        row.to_row_result()
+        // Taken apart, so that nothing is left to drop.
+        let RawRow {
+            cells,
+            stale,
+            more_cells,
+        } = row;
+        let mut row = RowResult::from_cells(RawRow::decode(cells));
+        row.set_stale(stale);
+        row.set_more_cells(more_cells);
+        row
     }
 }
 
 impl PartialEq for RawRow {
     fn eq(&self, other: &RawRow) -> bool {
-        self.stale == other.stale && self.len() == other.len() && self.cells().eq(other.cells())
+        self.stale == other.stale
+            && self.more_cells == other.more_cells
+            && self.len() == other.len()
+            && self.cells().eq(other.cells())
     }
 }
 
@@ -139,6 +223,7 @@ impl fmt::Debug for RawRow {
         f.debug_struct("RawRow")
             .field("cells", &self.cells().collect::<Vec<_>>())
             .field("stale", &self.stale)
+            .field("more_cells", &self.more_cells)
             .finish()
     }
 }
@@ -193,13 +278,20 @@ impl ExactSizeIterator for RawCells<'_> {}
 /// start of `cellblock` (the usual shape, kept as they are), or its inline cells followed by
 /// those (decoded into cells).
 pub(crate) fn raw_from_proto(r: hbase_proto::Result, mut cellblock: Bytes) -> Result<RawRow> {
+    raw_from_result(r, &mut cellblock)
+}
+
+/// Decodes one `Result` whose `associated_cell_count` cells start `rest`, and takes them off
+/// its front. A row of the whole block takes the block itself (no reference count).
+fn raw_from_result(r: hbase_proto::Result, rest: &mut Bytes) -> Result<RawRow> {
     if !r.cell.is_empty() {
-        let row = result_from_proto(r, &mut CellBlockReader::new(cellblock))?;
+        let mut reader = CellBlockReader::new(std::mem::take(rest));
+        let row = result_from_proto(r, &mut reader)?;
+        *rest = reader.into_remaining();
         let stale = row.is_stale();
-        return Ok(RawRow {
-            cells: RawCellsStore::Cells(row.cells),
-            stale,
-        });
+        let mut raw = RawRow::from_cells(row.cells);
+        raw.stale = stale;
+        return Ok(raw);
     }
     let associated = r.associated_cell_count.unwrap_or(0);
     if associated < 0 {
@@ -207,16 +299,57 @@ pub(crate) fn raw_from_proto(r: hbase_proto::Result, mut cellblock: Bytes) -> Re
             "negative associated cell count {associated}"
         )));
     }
-    let len = associated as usize;
-    let used = cellblock::check_cells(&cellblock, len)?;
-    cellblock.truncate(used);
+    let mut raw = take_block_row(rest, associated as usize)?;
+    raw.stale = r.stale.unwrap_or(false);
+    Ok(raw)
+}
+
+/// The row of the `len` cells that start `rest`, checked and taken off its front.
+fn take_block_row(rest: &mut Bytes, len: usize) -> Result<RawRow> {
+    let used = cellblock::check_cells(rest, len)?;
+    let block = if used == rest.len() {
+        std::mem::take(rest)
+    } else {
+        rest.split_to(used)
+    };
     Ok(RawRow {
-        cells: RawCellsStore::Block {
-            block: cellblock,
-            len,
-        },
-        stale: r.stale.unwrap_or(false),
+        cells: RawCellsStore::Block { block, len },
+        stale: false,
+        more_cells: false,
     })
+}
+
+/// Decodes the rows of a ScanResponse, whichever shape the server chose, keeping cells in the
+/// block they came in (as `results_from_scan` does for [`RowResult`]s). The flag says whether
+/// each row is partial (more cells of it follow in a later response); a stale response (from
+/// a secondary replica) makes every row stale.
+pub(crate) fn raw_rows_from_scan(
+    resp: &mut hbase_proto::ScanResponse,
+    mut cellblock: Bytes,
+) -> Result<Vec<(RawRow, bool)>> {
+    let partial = std::mem::take(&mut resp.partial_flag_per_result);
+    let partial = |i: usize| partial.get(i).copied().unwrap_or(false);
+    let stale = resp.stale.unwrap_or(false);
+    // Sized once, but not by more than a normal answer's rows on a server's word (as
+    // `results_from_scan`).
+    if !resp.cells_per_result.is_empty() {
+        let mut out = Vec::with_capacity(resp.cells_per_result.len().min(4096));
+        for (i, &n) in resp.cells_per_result.iter().enumerate() {
+            let mut row = take_block_row(&mut cellblock, n as usize)?;
+            row.stale = stale;
+            out.push((row, partial(i)));
+        }
+        return Ok(out);
+    }
+    let results = std::mem::take(&mut resp.results);
+    let mut out = Vec::with_capacity(results.len().min(4096));
+    for (i, r) in results.into_iter().enumerate() {
+        let flag = partial(i) || r.partial.unwrap_or(false);
+        let mut row = raw_from_result(r, &mut cellblock)?;
+        row.stale |= stale;
+        out.push((row, flag));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -304,6 +437,98 @@ mod tests {
         assert!(raw.is_stale());
         assert_eq!(raw.value(b"f", b"a"), Some(&b"1"[..]));
         assert_eq!(raw.value(b"f", b"b"), Some(&b"2"[..]));
+    }
+
+    #[test]
+    fn both_scan_shapes_decode_to_the_same_rows() {
+        let block = block_of(&[
+            (b"r1", b"f", b"a", 5, b"1"),
+            (b"r1", b"f", b"b", 5, b"2"),
+            (b"r2", b"f", b"a", 5, b"3"),
+        ]);
+        let mut resp = hbase_proto::ScanResponse {
+            cells_per_result: vec![2, 1],
+            partial_flag_per_result: vec![false, true],
+            ..Default::default()
+        };
+        let rows = raw_rows_from_scan(&mut resp, block.clone()).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].0.row(), b"r1");
+        assert_eq!(&rows[0].0.row_bytes()[..], b"r1");
+        assert_eq!(rows[0].0.value(b"f", b"b"), Some(&b"2"[..]));
+        assert_eq!(rows[1].0.len(), 1);
+        assert_eq!(rows[1].0.value(b"f", b"a"), Some(&b"3"[..]));
+        assert_eq!((rows[0].1, rows[1].1), (false, true));
+
+        // The same cells counted by each Result, one of them with an inline cell first.
+        let results = vec![
+            hbase_proto::Result {
+                cell: vec![super::super::row_result::proto_put(
+                    b"r0", b"f", b"z", 9, b"0",
+                )],
+                associated_cell_count: Some(0),
+                ..Default::default()
+            },
+            result(2),
+            hbase_proto::Result {
+                associated_cell_count: Some(1),
+                partial: Some(true),
+                ..Default::default()
+            },
+        ];
+        let mut resp = hbase_proto::ScanResponse {
+            results,
+            stale: Some(true),
+            ..Default::default()
+        };
+        let shaped = raw_rows_from_scan(&mut resp, block).unwrap();
+        assert_eq!(shaped.len(), 3);
+        assert_eq!(shaped[0].0.value(b"f", b"z"), Some(&b"0"[..]));
+        assert_eq!(
+            shaped[1].0.cells().collect::<Vec<_>>(),
+            rows[0].0.cells().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            shaped[2].0.cells().collect::<Vec<_>>(),
+            rows[1].0.cells().collect::<Vec<_>>()
+        );
+        assert!(shaped.iter().all(|(r, _)| r.is_stale()));
+        assert_eq!(
+            shaped.iter().map(|(_, p)| *p).collect::<Vec<_>>(),
+            [false, false, true]
+        );
+    }
+
+    #[test]
+    fn a_scan_answer_short_of_its_counts_is_a_protocol_error() {
+        let block = block_of(&[(b"r1", b"f", b"a", 5, b"1"), (b"r2", b"f", b"a", 5, b"2")]);
+        let mut resp = hbase_proto::ScanResponse {
+            cells_per_result: vec![1, 2],
+            ..Default::default()
+        };
+        let err = raw_rows_from_scan(&mut resp, block).unwrap_err();
+        assert!(matches!(err, Error::Protocol(_)), "{err}");
+    }
+
+    #[test]
+    fn decoded_cells_and_flags_carry_over_to_a_row_result() {
+        let block = block_of(&[(b"r", b"f", b"a", 1, b"x"), (b"r", b"f", b"b", 1, b"y")]);
+        let mut raw = raw_from_proto(result(2), block).unwrap();
+        raw.set_more_cells(true);
+        raw.set_stale(true);
+        let whole = RowResult::from(raw.clone());
+        assert!(whole.may_have_more_cells() && whole.is_stale());
+        assert_eq!(whole.cells.len(), 2);
+        // Decoded out of the block and cut: the row still reads the same, and converts whole.
+        let before: Vec<Cell> = raw.cells().map(|c| c.to_cell()).collect();
+        assert_eq!(raw.cells_mut(), &before);
+        raw.cells_mut().truncate(1);
+        assert_eq!(raw.len(), 1);
+        assert_eq!(raw.value(b"f", b"b"), None);
+        let cut = RowResult::from(raw);
+        assert_eq!(cut.cells, before[..1]);
+        assert_eq!(&cut.row[..], b"r");
+        assert!(cut.may_have_more_cells() && cut.is_stale());
     }
 
     proptest! {

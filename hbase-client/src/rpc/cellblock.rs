@@ -167,6 +167,11 @@ impl CellBlockReader {
         self.block.len()
     }
 
+    /// The bytes not yet read.
+    pub(crate) fn into_remaining(self) -> Bytes {
+        self.block
+    }
+
     /// Decodes the next cell; `Ok(None)` at the end of the block.
     ///
     /// Inlined into [`CellBlockReader::take`]: the cell is then built in place in the
