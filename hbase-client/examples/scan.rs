@@ -1,4 +1,5 @@
-//! Write 100 rows into a pre-split table, then scan a range forward and backward with a filter.
+//! Write 100 rows into a pre-split table, then scan a range forward and backward with a filter,
+//! and a range through `scan_raw`.
 //!
 //! `cargo run -p hbase-client --example scan -- 127.0.0.1:2181`
 
@@ -42,6 +43,15 @@ async fn main() -> Result<(), common::Error> {
         .collect_all()
         .await?;
     println!("rows with prefix row07: {}", sevens.len());
+    // The same rows, their cells left in the block the server sent (no vector and no
+    // reference count per cell).
+    let mut raw = table.scan_raw(Scan::new().start_row("row090"));
+    let mut total = 0u64;
+    while let Some(row) = raw.next().await {
+        let row = row?;
+        total += std::str::from_utf8(row.value(b"cf", b"n").unwrap_or_default())?.parse::<u64>()?;
+    }
+    println!("sum of n over row090..: {total}");
 
     common::drop_table(&admin, &name).await?;
     Ok(())

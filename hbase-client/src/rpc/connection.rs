@@ -44,6 +44,7 @@ use tokio::time::Instant;
 
 use super::compression::{self, CellBlockCompression};
 use super::frame::{self, RequestMeta, ResponseBody, Service};
+use super::read_room::ReadRoom;
 use super::sasl::SaslSession;
 use super::secure::{Reader, Security, Writer};
 use crate::error::{exceptions, Error, Result};
@@ -931,7 +932,8 @@ async fn read_loop(shared: Arc<Shared>, mut rd: Reader) {
 
 /// Reads and dispatches frames until the connection fails; returns why it did.
 async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(ReadRoom::MIN);
+    let mut room = ReadRoom::new();
     // With wrapping, what the socket gives goes here first and is unwrapped into `buf`.
     let mut wrapped = BytesMut::new();
     let tick = shared.tick;
@@ -954,11 +956,10 @@ async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
                 return Error::Protocol(format!("response frame of {len} bytes is too large"));
             }
             if buf.len() < 4 + len {
-                // Grow as the bytes arrive: a corrupt length below the limit must not
-                // allocate hundreds of MiB up front.
-                buf.reserve((4 + len - buf.len()).min(1 << 20));
+                room.fit(&mut buf, 4 + len);
                 break;
             }
+            room.saw(4 + len);
             buf.advance(4);
             ServerCounters::add(&shared.counters.bytes_received, 4 + len as u64);
             let dispatched = frame::decode_response(buf.split_to(len).freeze())
@@ -974,6 +975,7 @@ async fn read_frames(shared: &Shared, rd: &mut Reader) -> Error {
         let target = if shared.wrapping.is_some() {
             &mut wrapped
         } else {
+            room.make(&mut buf);
             &mut buf
         };
         let read = tokio::select! {

@@ -6,6 +6,7 @@ pub(crate) mod connection;
 pub mod frame;
 #[cfg(feature = "kerberos")]
 pub(crate) mod kerberos;
+mod read_room;
 pub(crate) mod sasl;
 pub(crate) mod secure;
 #[cfg(feature = "tls")]
