@@ -642,3 +642,43 @@ async fn ycsb_load_and_run_with_principal_and_keytab() {
     .unwrap();
     hbase_it::drop_table(&client, &table).await;
 }
+
+/// The `secure` example, run as its documentation says, over TLS with a client certificate
+/// and with a Kerberos keytab at `privacy`: it writes, reads back and drops its table.
+#[test]
+fn the_secure_example_runs_over_tls_and_kerberos() {
+    let tls = SecureCluster::tls();
+    let out = hbase_it::run_example(
+        "secure",
+        &[
+            "--zk",
+            &tls.zk(),
+            "--ca",
+            tls.get("CA_PEM"),
+            "--cert",
+            tls.get("CLIENT_CERT_PEM"),
+            "--key",
+            tls.get("CLIENT_KEY_PEM"),
+        ],
+    );
+    assert!(out.contains(r#"read back "secret""#), "{out}");
+    assert!(!out.contains("TLS handshakes 0"), "{out}");
+    let krb = SecureCluster::kerberos();
+    let out = hbase_it::run_example(
+        "secure",
+        &[
+            "--zk",
+            &krb.zk(),
+            "--principal",
+            krb.get("CLIENT_PRINCIPAL"),
+            "--keytab",
+            krb.get("CLIENT_KEYTAB"),
+            "--protection",
+            "privacy",
+            "--server-principal",
+            krb.get("SERVER_PRINCIPAL"),
+        ],
+    );
+    assert!(out.contains(r#"read back "secret""#), "{out}");
+    assert!(out.contains(krb.get("CLIENT_PRINCIPAL")), "{out}");
+}

@@ -13,7 +13,9 @@
 //! - `HBASE_TEST_REGION_SERVERS`: how many live region servers the cluster has (default 3).
 //!
 //! The tests create and drop only tables (and a namespace, and snapshots) whose names start with
-//! [`TABLE_PREFIX`], and leave the balancer switch as they found it.
+//! [`TABLE_PREFIX`], and leave the balancer switch as they found it. The exceptions are the
+//! examples that `tests/examples.rs` and `tests/security.rs` run ([`run_example`]): each makes
+//! and drops a table of its own name (`quickstart`, `example_*`, `secure_example`).
 
 pub mod browser;
 pub mod live_heap;
@@ -531,6 +533,58 @@ pub async fn one_region_table(
         .unwrap();
     let server = server_of(client, &name, "warm").await.address();
     (name, table, proxy.control(&server))
+}
+
+/// Runs example `name` of `hbase-client/examples/` (built by cargo first if needed) with
+/// `args`, and returns its standard output; panics with its standard error if it fails or is
+/// still running after 10 minutes (which covers building it).
+pub fn run_example(name: &str, args: &[&str]) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut child = std::process::Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "hbase-client",
+            "--example",
+            name,
+            "--",
+        ])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cargo runs");
+    // Read both pipes while it runs, so that a full pipe cannot stall it.
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).map(|_| s)
+    });
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the example") {
+            break status;
+        }
+        if std::time::Instant::now() > give_up {
+            let _ = child.kill();
+            panic!("example {name} still running after 10 minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = out.join().expect("reader").unwrap_or_default();
+    let err = err.join().expect("reader").unwrap_or_default();
+    assert!(
+        status.success(),
+        "example {name} {args:?}: {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    out
 }
 
 #[cfg(test)]
