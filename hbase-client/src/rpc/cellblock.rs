@@ -133,6 +133,7 @@ fn malformed(what: &str) -> Error {
 
 /// Checks that `block` starts with `n` well-formed cells (as [`CellBlockReader::take`] would
 /// decode them, with the same errors): the bytes they take.
+#[inline(always)]
 pub(crate) fn check_cells(block: &[u8], n: usize) -> Result<usize> {
     let mut pos = 0;
     for _ in 0..n {
