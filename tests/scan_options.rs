@@ -138,7 +138,7 @@ fn huge_value(i: usize) -> Bytes {
 /// A row of 100 MB (100 cells of 1 MiB, written by 100 puts). With `allow_partial_results`
 /// and a 1 MiB result size it comes in pieces of at most 2 cells, so no result (and no RPC
 /// response) holds more than about 2 MiB; the pieces join to the row that a scan without the
-/// option returns whole.
+/// option returns whole. Through `scan` and through `scan_raw`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100_mb_row_comes_in_pieces_with_allow_partial_results() {
     let client = hbase_it::client().await;
@@ -161,42 +161,51 @@ async fn a_100_mb_row_comes_in_pieces_with_allow_partial_results() {
         .allow_partial_results(true)
         .max_result_size(MIB as u64)
         .scan_metrics(true);
-    let mut stream = table.scan(scan);
-    let (mut pieces, mut largest, mut cells) = (0usize, 0usize, Vec::new());
-    let mut rows = Vec::new();
-    while let Some(r) = stream.next().await {
-        let r = r.unwrap();
-        let bytes: usize = r.cells.iter().map(|c| c.value().len()).sum();
-        largest = largest.max(bytes);
-        if &r.row[..] == b"huge" {
-            pieces += 1;
-            let last = !r.may_have_more_cells();
-            cells.extend(r.cells);
-            if last {
+    // Through `scan`, then `scan_raw`: the same pieces, joining to the same cells.
+    let mut joined = None;
+    for raw in [false, true] {
+        let mut stream = Rows::open(&table, scan.clone(), raw);
+        let (mut pieces, mut largest, mut cells) = (0usize, 0usize, Vec::new());
+        let mut rows = Vec::new();
+        while let Some(r) = stream.next().await {
+            let r = r.unwrap();
+            let bytes: usize = r.cells.iter().map(|c| c.value().len()).sum();
+            largest = largest.max(bytes);
+            if &r.row[..] == b"huge" {
+                pieces += 1;
+                let last = !r.may_have_more_cells();
+                cells.extend(r.cells);
+                if last {
+                    rows.push(r.row);
+                }
+            } else {
+                assert!(!r.may_have_more_cells());
                 rows.push(r.row);
             }
-        } else {
-            assert!(!r.may_have_more_cells());
-            rows.push(r.row);
         }
+        let m = stream.metrics().expect("metrics enabled");
+        println!(
+            "100 MB row (raw {raw}): {pieces} pieces, largest {largest} bytes, {} RPCs, {} bytes in results",
+            m.rpc_calls, m.bytes_in_results
+        );
+        assert_eq!(rows, ["huge", "next"]);
+        assert_eq!(cells.len(), CELLS);
+        for (i, c) in cells.iter().enumerate() {
+            assert_eq!(c.qualifier_bytes(), format!("c{i:03}"));
+            assert_eq!(c.value_bytes(), huge_value(i), "cell {i}");
+        }
+        assert!(pieces >= CELLS / 2, "raw {raw}: {pieces} pieces");
+        assert!(largest <= 2 * MIB, "largest result {largest} bytes");
+        // Every piece came in its own response: the RPCs average at most 2 MiB of cells.
+        assert!(m.rpc_calls as usize >= pieces, "{m:?}");
+        assert!(m.bytes_in_results / m.rpc_calls <= 2 * MIB as u64, "{m:?}");
+        assert!(m.bytes_in_results >= (CELLS * MIB) as u64, "{m:?}");
+        if let Some(before) = &joined {
+            assert_eq!(before, &cells, "scan_raw's pieces join to scan's");
+        }
+        joined = Some(cells);
     }
-    let m = stream.metrics().expect("metrics enabled");
-    println!(
-        "100 MB row: {pieces} pieces, largest {largest} bytes, {} RPCs, {} bytes in results",
-        m.rpc_calls, m.bytes_in_results
-    );
-    assert_eq!(rows, ["huge", "next"]);
-    assert_eq!(cells.len(), CELLS);
-    for (i, c) in cells.iter().enumerate() {
-        assert_eq!(c.qualifier_bytes(), format!("c{i:03}"));
-        assert_eq!(c.value_bytes(), huge_value(i), "cell {i}");
-    }
-    assert!(pieces >= CELLS / 2, "{pieces} pieces");
-    assert!(largest <= 2 * MIB, "largest result {largest} bytes");
-    // Every piece came in its own response: the RPCs average at most 2 MiB of cells.
-    assert!(m.rpc_calls as usize >= pieces, "{m:?}");
-    assert!(m.bytes_in_results / m.rpc_calls <= 2 * MIB as u64, "{m:?}");
-    assert!(m.bytes_in_results >= (CELLS * MIB) as u64, "{m:?}");
+    let cells = joined.expect("scanned");
 
     // Without the option the row comes back whole, equal to the pieces joined.
     let whole = results(&table, Scan::new().max_result_size(MIB as u64)).await;

@@ -662,7 +662,12 @@ fn the_secure_example_runs_over_tls_and_kerberos() {
         ],
     );
     assert!(out.contains(r#"read back "secret""#), "{out}");
-    assert!(!out.contains("TLS handshakes 0"), "{out}");
+    let handshakes: u64 = out
+        .rsplit("TLS handshakes ")
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no TLS handshake count in\n{out}"));
+    assert!(handshakes >= 1, "{out}");
     let krb = SecureCluster::kerberos();
     let out = hbase_it::run_example(
         "secure",
@@ -681,4 +686,12 @@ fn the_secure_example_runs_over_tls_and_kerberos() {
     );
     assert!(out.contains(r#"read back "secret""#), "{out}");
     assert!(out.contains(krb.get("CLIENT_PRINCIPAL")), "{out}");
+    // The SASL exchanges counted by level (`SaslHandshakes`' Debug): these at privacy.
+    let privacy: u64 = out
+        .split("privacy: ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no privacy count in\n{out}"));
+    assert!(privacy >= 1, "{out}");
 }

@@ -43,8 +43,8 @@ async fn main() -> Result<(), common::Error> {
         .collect_all()
         .await?;
     println!("rows with prefix row07: {}", sevens.len());
-    // The same rows, their cells left in the block the server sent (no vector and no
-    // reference count per cell).
+    // Rows from row090 on through `scan_raw`: their cells left in the block the server sent (no
+    // vector and no reference count per cell).
     let mut raw = table.scan_raw(Scan::new().start_row("row090"));
     let mut total = 0u64;
     while let Some(row) = raw.next().await {

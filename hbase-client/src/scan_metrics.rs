@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use crate::cell::CellRef;
 
-/// Counters of one scan, read with [`ScanStream::metrics`](crate::ScanStream::metrics) while
-/// it runs or after it ends. Enabled by [`Scan::scan_metrics`](crate::Scan::scan_metrics).
+/// Counters of one scan, read with [`ScanStream::metrics`](crate::ScanStream::metrics) (or
+/// [`RawScanStream::metrics`](crate::RawScanStream::metrics)) while it runs or after it ends. Enabled by [`Scan::scan_metrics`](crate::Scan::scan_metrics).
 ///
 /// "Remote" follows the Java client: a server is remote unless its host name is this
 /// machine's host name.

@@ -589,9 +589,17 @@ impl<R: ScanRow> Scanner<R> {
                 last: resumed.1,
             });
             match in_row.held.as_mut() {
-                Some(held) => {
+                // Everything held was handed on (pieces as they come, or a batch cut at the
+                // server's size): the piece is held as it came, not decoded into cells to be
+                // joined to none.
+                Some(held) if held.cell_count() > 0 => {
                     held.cells_mut().append(piece.cells_mut());
                     let stale = held.stale() || piece.stale();
+                    held.mark_stale(stale);
+                }
+                Some(held) => {
+                    let stale = held.stale() || piece.stale();
+                    *held = piece;
                     held.mark_stale(stale);
                 }
                 None => in_row.held = Some(piece),

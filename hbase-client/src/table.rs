@@ -220,7 +220,9 @@ impl Table {
 
     /// Streams the rows of a range as [`scan`](Table::scan) does, each a [`RawRow`] whose
     /// cells stay in the cell block they arrived in: no vector and no reference count per
-    /// cell. For scans whose rows are looked at once, or only in part.
+    /// cell. For scans whose rows are looked at once, or only in part. (Not to be confused with
+    /// [`Scan::raw`], which asks the server for delete markers and deleted cells too; the two
+    /// combine.) Each row keeps the buffer its answer was read into alive: see [`RawRow`].
     ///
     /// ```no_run
     /// # async fn example(table: hbase_client::Table) -> hbase_client::Result<()> {

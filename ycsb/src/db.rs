@@ -199,7 +199,8 @@ pub struct Record(RecordCells);
 enum RecordCells {
     Pairs(Vec<(Field, Bytes)>),
     Hbase(Vec<hbase_client::Cell>),
-    /// A row read with `Table::get_raw`: its cells still in the block they arrived in.
+    /// A row read with `Table::get_raw` or `Table::scan_raw`: its cells still in the block they
+    /// arrived in.
     Raw(hbase_client::RawRow),
 }
 

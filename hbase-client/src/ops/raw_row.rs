@@ -10,8 +10,13 @@ use crate::cell::{Cell, CellRef};
 use crate::error::{Error, Result};
 use crate::rpc::cellblock::{self, CellBlockReader};
 
-/// One row read by [`Table::get_raw`](crate::Table::get_raw): the cells as the server sent
-/// them, in one shared buffer.
+/// One row read by [`Table::get_raw`](crate::Table::get_raw), or one row (or piece of a row)
+/// of [`Table::scan_raw`](crate::Table::scan_raw): the cells as the server sent them, in one
+/// shared buffer.
+///
+/// That buffer is a slice of what the connection read, which a row keeps alive as long as it
+/// lives (as a [`Cell`] does): up to 1 MiB or more after large scan answers. To keep a few
+/// values long after the read, copy them out (`Bytes::copy_from_slice`).
 ///
 /// A [`RowResult`] holds a [`Cell`] per cell, each a slice of the response with a reference
 /// count of its own, in a vector allocated for the row. A `RawRow` of an answer whose cells
@@ -49,7 +54,8 @@ pub struct RawRow {
 enum RawCellsStore {
     /// `len` cells, back to back, as a cell block carries them; checked when stored.
     Block { block: Bytes, len: usize },
-    /// Cells a server sent inside the protobuf `Result` (not a cell block).
+    /// Cells decoded: those a server sent inside the protobuf `Result` (not a cell block), and
+    /// a scan's pieces of rows once joined, cut into batches or trimmed after a reopen.
     Cells(Vec<Cell>),
 }
 
@@ -135,7 +141,8 @@ impl RawRow {
         self.clone().into()
     }
 
-    /// A row of decoded cells (a scan's rows after their pieces were joined or cut).
+    /// A row of decoded cells (inline cells of a `Result`; a scan's pieces after they were
+    /// joined or cut).
     pub(crate) fn from_cells(cells: Vec<Cell>) -> RawRow {
         RawRow {
             cells: RawCellsStore::Cells(cells),
@@ -464,13 +471,17 @@ mod tests {
         assert_eq!(rows[1].0.value(b"f", b"a"), Some(&b"3"[..]));
         assert_eq!((rows[0].1, rows[1].1), (false, true));
 
-        // The same cells counted by each Result, one of them with an inline cell first.
+        // The same cells counted by each Result, after a row of an inline cell and a cell of
+        // the block (which the rows after it must not read again).
+        let mut first = BytesMut::new();
+        encode_cell(&mut first, b"r0", b"f", b"y", 9, CellType::Put, b"00");
+        first.extend_from_slice(&block);
         let results = vec![
             hbase_proto::Result {
                 cell: vec![super::super::row_result::proto_put(
                     b"r0", b"f", b"z", 9, b"0",
                 )],
-                associated_cell_count: Some(0),
+                associated_cell_count: Some(1),
                 ..Default::default()
             },
             result(2),
@@ -485,9 +496,14 @@ mod tests {
             stale: Some(true),
             ..Default::default()
         };
-        let shaped = raw_rows_from_scan(&mut resp, block).unwrap();
+        let shaped = raw_rows_from_scan(&mut resp, first.freeze()).unwrap();
         assert_eq!(shaped.len(), 3);
-        assert_eq!(shaped[0].0.value(b"f", b"z"), Some(&b"0"[..]));
+        let q: Vec<&[u8]> = shaped[0].0.cells().map(|c| c.qualifier()).collect();
+        assert_eq!(
+            q,
+            [&b"z"[..], &b"y"[..]],
+            "the inline cell, then the block's"
+        );
         assert_eq!(
             shaped[1].0.cells().collect::<Vec<_>>(),
             rows[0].0.cells().collect::<Vec<_>>()

@@ -236,7 +236,8 @@ impl Scan {
 
     /// Collect [`ScanMetrics`](crate::ScanMetrics) (Java's `setScanMetricsEnabled`): the
     /// client's counts, and the servers' (`ROWS_SCANNED`, …) returned with each response.
-    /// Read them with [`ScanStream::metrics`](crate::ScanStream::metrics).
+    /// Read them with [`ScanStream::metrics`](crate::ScanStream::metrics) (or
+    /// [`RawScanStream::metrics`](crate::RawScanStream::metrics)).
     pub fn scan_metrics(mut self, enabled: bool) -> Scan {
         self.scan_metrics = enabled;
         self

@@ -6,7 +6,12 @@
 //! and more straddled nearly every one, and the copies (and the reallocations of a buffer that
 //! grew in steps) were an eighth of a workload E scan's instructions. So the room follows the
 //! frames: when a buffer must be replaced, the new one has room for twice the largest recent
-//! frame, from 64 KiB up to 1 MiB (a connection then holds at most that much room while idle).
+//! frame, from 64 KiB up to 1 MiB beyond what its frame needs.
+//!
+//! Memory: a buffer never shrinks, and frames split from it (the rows of an answer) keep it
+//! alive. After large answers a connection holds a buffer of up to about 1 MiB plus its
+//! largest frame, where it held 64 KiB plus its largest frame before; answers over 1 MiB (a
+//! scan's `max_result_size` is 2 MiB by default) still straddle and are copied.
 
 use bytes::BytesMut;
 
@@ -55,9 +60,10 @@ impl ReadRoom {
     }
 
     /// `buf` holds the start of a frame of `total` bytes (its length included): when the rest
-    /// does not fit, a new buffer with room for it and for recent frames after it. Grows by at
-    /// most 1 MiB beyond that at a time, so a corrupt length below the frame limit does not
-    /// allocate hundreds of MiB before the bytes arrive.
+    /// does not fit, a new buffer with room for it and for recent frames after it. Asks for
+    /// at most 1 MiB (or the room) more at a time, so a corrupt length below the frame limit
+    /// does not allocate hundreds of MiB before the bytes arrive (`BytesMut` may double a
+    /// buffer it owns alone; the next growth then waits for bytes to fill it).
     #[inline]
     pub(crate) fn fit(&self, buf: &mut BytesMut, total: usize) {
         let rest = total.saturating_sub(buf.len());
