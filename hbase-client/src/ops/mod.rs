@@ -12,6 +12,7 @@ mod raw_row;
 mod row_mutations;
 mod row_result;
 mod scan;
+mod scan_response;
 
 pub use action::{Action, ActionResult, Mutation};
 pub use check_and_mutate::CheckAndMutate;

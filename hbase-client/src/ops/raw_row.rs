@@ -6,6 +6,7 @@ use std::fmt;
 use bytes::Bytes;
 
 use super::row_result::{result_from_proto, RowResult};
+use super::scan_response::{rows_from_scan, RowDecoder};
 use crate::cell::{Cell, CellRef};
 use crate::error::{Error, Result};
 use crate::rpc::cellblock::{self, CellBlockReader};
@@ -174,17 +175,17 @@ impl RawRow {
         match store {
             RawCellsStore::Cells(cells) => cells,
             RawCellsStore::Block { block, len } => {
-                let decoded = CellBlockReader::new(block.clone()).take(len);
-                // Checked when the row was made, so the error is not reached: the cells the
-                // row's iterator reads rather than a panic.
-                decoded.unwrap_or_else(|_| {
-                    let left = CellsIter::Block {
-                        block: &block,
-                        pos: 0,
-                        left: len,
-                    };
-                    RawCells(left).map(|c| c.to_cell()).collect()
-                })
+                let mut reader = CellBlockReader::new(block);
+                let mut cells = Vec::with_capacity(len);
+                // The block was checked when the row was made, so every cell decodes; were one
+                // not to, the row would end there, as its iterator does, rather than panic.
+                while cells.len() < len {
+                    match reader.next_cell() {
+                        Ok(Some(cell)) => cells.push(cell),
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+                cells
             }
         }
     }
@@ -331,36 +332,38 @@ fn take_block_row(rest: &mut Bytes, len: usize) -> Result<RawRow> {
 }
 
 /// Decodes the rows of a ScanResponse, whichever shape the server chose, keeping cells in the
-/// block they came in (as `results_from_scan` does for [`RowResult`]s). The flag says whether
-/// each row is partial (more cells of it follow in a later response); a stale response (from
-/// a secondary replica) makes every row stale.
+/// block they came in (as [`results_from_scan`](super::results_from_scan) does for
+/// [`RowResult`]s, by the same rule).
 pub(crate) fn raw_rows_from_scan(
     resp: &mut hbase_proto::ScanResponse,
-    mut cellblock: Bytes,
+    cellblock: Bytes,
 ) -> Result<Vec<(RawRow, bool)>> {
-    let partial = std::mem::take(&mut resp.partial_flag_per_result);
-    let partial = |i: usize| partial.get(i).copied().unwrap_or(false);
-    let stale = resp.stale.unwrap_or(false);
-    // Sized once, but not by more than a normal answer's rows on a server's word (as
-    // `results_from_scan`).
-    if !resp.cells_per_result.is_empty() {
-        let mut out = Vec::with_capacity(resp.cells_per_result.len().min(4096));
-        for (i, &n) in resp.cells_per_result.iter().enumerate() {
-            let mut row = take_block_row(&mut cellblock, n as usize)?;
-            row.stale = stale;
-            out.push((row, partial(i)));
-        }
-        return Ok(out);
+    rows_from_scan::<RawRows>(resp, cellblock)
+}
+
+/// Takes [`RawRow`]s out of a scan answer: what is left of its cell block.
+pub(crate) struct RawRows(Bytes);
+
+impl RowDecoder for RawRows {
+    type Row = RawRow;
+
+    fn new(cellblock: Bytes) -> Self {
+        RawRows(cellblock)
     }
-    let results = std::mem::take(&mut resp.results);
-    let mut out = Vec::with_capacity(results.len().min(4096));
-    for (i, r) in results.into_iter().enumerate() {
-        let flag = partial(i) || r.partial.unwrap_or(false);
-        let mut row = raw_from_result(r, &mut cellblock)?;
-        row.stale |= stale;
-        out.push((row, flag));
+
+    #[inline(always)]
+    fn counted(&mut self, n: usize) -> Result<RawRow> {
+        take_block_row(&mut self.0, n)
     }
-    Ok(out)
+
+    #[inline(always)]
+    fn result(&mut self, r: hbase_proto::Result) -> Result<RawRow> {
+        raw_from_result(r, &mut self.0)
+    }
+
+    fn mark_stale(row: &mut RawRow) {
+        row.stale = true;
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 
+use super::scan_response::{rows_from_scan, RowDecoder};
 use crate::cell::{Cell, CellType};
 use crate::error::{Error, Result};
 use crate::rpc::cellblock::CellBlockReader;
@@ -121,34 +122,30 @@ pub fn results_from_scan(
     resp: &mut hbase_proto::ScanResponse,
     cellblock: Bytes,
 ) -> Result<Vec<(RowResult, bool)>> {
-    let partial = std::mem::take(&mut resp.partial_flag_per_result);
-    let stale = resp.stale.unwrap_or(false);
-    let rows = if resp.cells_per_result.is_empty() {
-        resp.results.len()
-    } else {
-        resp.cells_per_result.len()
-    };
-    // Sized once (grown row by row, a 100-row answer reallocated it 5 times), but not by more
-    // than a normal answer's rows on a server's word: a count costs it a byte, a row here
-    // about 70.
-    let mut out = Vec::with_capacity(rows.min(4096));
-    if !resp.cells_per_result.is_empty() {
-        let mut block = CellBlockReader::new(cellblock);
-        for (i, &n) in resp.cells_per_result.iter().enumerate() {
-            let mut row = RowResult::from_cells(block.take(n as usize)?);
-            row.stale = stale;
-            out.push((row, partial.get(i).copied().unwrap_or(false)));
-        }
-    } else {
-        let mut block = CellBlockReader::new(cellblock);
-        for (i, r) in std::mem::take(&mut resp.results).into_iter().enumerate() {
-            let flag = partial.get(i).copied().unwrap_or(false) || r.partial.unwrap_or(false);
-            let mut row = result_from_proto(r, &mut block)?;
-            row.stale |= stale;
-            out.push((row, flag));
-        }
+    rows_from_scan::<ResultRows>(resp, cellblock)
+}
+
+/// Takes [`RowResult`]s out of a scan answer, every cell decoded.
+pub(crate) struct ResultRows(CellBlockReader);
+
+impl RowDecoder for ResultRows {
+    type Row = RowResult;
+
+    fn new(cellblock: Bytes) -> Self {
+        ResultRows(CellBlockReader::new(cellblock))
     }
-    Ok(out)
+
+    fn counted(&mut self, n: usize) -> Result<RowResult> {
+        Ok(RowResult::from_cells(self.0.take(n)?))
+    }
+
+    fn result(&mut self, r: hbase_proto::Result) -> Result<RowResult> {
+        result_from_proto(r, &mut self.0)
+    }
+
+    fn mark_stale(row: &mut RowResult) {
+        row.stale = true;
+    }
 }
 
 /// A put's cell as a server sends it inside a protobuf `Result` (for tests).
