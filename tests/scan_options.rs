@@ -475,6 +475,83 @@ async fn partial_scan_reopened_mid_row_returns_each_cell_once() {
     hbase_it::drop_table(&client, &name).await;
 }
 
+/// A scan of whole rows reopened while a row is in progress restarts after the last whole
+/// row it returned, also when that row came in the same answer as the row's first piece: the
+/// first answer holds rows a0-a4 and the first cell of row b (cut at `max_result_size`); the
+/// next call is swallowed at the proxy and the connection reset; the scan goes on from b, and
+/// every row comes once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whole_rows_reopened_mid_row_resume_after_the_last_row_of_the_answer() {
+    hbase_it::bounded(240, async {
+        let proxy = hbase_it::proxy::FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, table, ctl) =
+            hbase_it::one_region_table(&client, &proxy, "scan_reopen_whole").await;
+        for i in 0..5 {
+            table
+                .put(Put::new(format!("a{i}")).add("cf", "q", "small"))
+                .await
+                .unwrap();
+        }
+        let mut wide = Put::new("b");
+        for i in 0..5 {
+            wide = wide.add("cf", format!("c{i}"), vec![b'v'; 10_000]);
+        }
+        table.put(wide).await.unwrap();
+        table
+            .put(Put::new("tail").add("cf", "q", "t"))
+            .await
+            .unwrap();
+        // A call for more of an open scanner: its id, no scan, not a close or a renewal.
+        let continues = |r: &hbase_it::proxy::RequestInfo| {
+            r.method == "Scan"
+                && proto_fields(&r.param).is_some_and(|f| {
+                    let has = |n: u32| f.iter().any(|(field, _)| *field == n);
+                    has(3) && !has(2) && !has(5) && !has(10)
+                })
+        };
+        for raw in [false, true] {
+            let swallowed = ctl.swallowed();
+            ctl.swallow_requests(1, continues);
+            let scan = Scan::new().max_result_size(10_000).scan_metrics(true);
+            let mut stream = Rows::open(&table, scan, raw);
+            let reader = tokio::spawn(async move {
+                let mut got = Vec::new();
+                while let Some(r) = stream.next().await {
+                    got.push(r.expect("scan"));
+                }
+                (got, stream.metrics().expect("metrics enabled"))
+            });
+            while ctl.swallowed() == swallowed {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            ctl.reset_existing();
+            let (got, m) = reader.await.unwrap();
+            assert!(
+                m.rpc_retries >= 1,
+                "the scan was reopened (raw {raw}): {m:?}"
+            );
+            let rows: Vec<String> = got
+                .iter()
+                .map(|r| String::from_utf8_lossy(&r.row).into_owned())
+                .collect();
+            assert_eq!(
+                rows,
+                ["a0", "a1", "a2", "a3", "a4", "b", "tail", "warm"],
+                "each row once (raw {raw})"
+            );
+            assert_eq!(
+                qualifiers(&got[5]),
+                ["c0", "c1", "c2", "c3", "c4"],
+                "row b whole (raw {raw})"
+            );
+            assert!(got.iter().all(|r| !r.may_have_more_cells()));
+        }
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// A batch of 120 gets of 1 MiB rows from one server: its results exceed the server's
 /// response limit (`hbase.server.scanner.max.result.size`, 100 MiB by default), so it answers
 /// the rest with `MultiActionResultTooLarge`; only those are retried, and every result comes
