@@ -510,8 +510,41 @@ async fn whole_rows_reopened_mid_row_resume_after_the_last_row_of_the_answer() {
                     has(3) && !has(2) && !has(5) && !has(10)
                 })
         };
+        // Where each open of a scanner starts: the start row, and whether it is included.
+        let opens = |ctl: &hbase_it::proxy::ProxyControl| -> Vec<(Vec<u8>, bool)> {
+            fn field(msg: &[u8], n: u32) -> Option<Field<'_>> {
+                proto_fields(msg)?
+                    .into_iter()
+                    .find_map(|(f, v)| (f == n).then_some(v))
+            }
+            // Opens in the table's region (not the lookups in hbase:meta after the reset).
+            let of_meta = |param: &[u8]| match field(param, 1) {
+                Some(Field::Bytes(region)) => matches!(
+                    field(region, 2),
+                    Some(Field::Bytes(name)) if name.starts_with(b"hbase:meta,")
+                ),
+                _ => false,
+            };
+            ctl.recorded()
+                .iter()
+                .filter(|r| !of_meta(&r.param))
+                .filter_map(|r| match field(&r.param, 2)? {
+                    Field::Bytes(scan) => Some(scan.to_vec()),
+                    _ => None,
+                })
+                .map(|scan| {
+                    let start = match field(&scan, 3) {
+                        Some(Field::Bytes(row)) => row.to_vec(),
+                        _ => Vec::new(),
+                    };
+                    let include = !matches!(field(&scan, 21), Some(Field::Varint(0)));
+                    (start, include)
+                })
+                .collect()
+        };
         for raw in [false, true] {
             let swallowed = ctl.swallowed();
+            ctl.record(|r| r.method == "Scan");
             ctl.swallow_requests(1, continues);
             let scan = Scan::new().max_result_size(10_000).scan_metrics(true);
             let mut stream = Rows::open(&table, scan, raw);
@@ -530,6 +563,13 @@ async fn whole_rows_reopened_mid_row_resume_after_the_last_row_of_the_answer() {
             assert!(
                 m.rpc_retries >= 1,
                 "the scan was reopened (raw {raw}): {m:?}"
+            );
+            // The reopen asks for the rows after a4: the first answer ended with b's first
+            // piece after whole rows (else this test does not test what it says).
+            assert_eq!(
+                opens(&ctl),
+                [(Vec::new(), true), (b"a4".to_vec(), false)],
+                "where the scanner opened, then reopened (raw {raw})"
             );
             let rows: Vec<String> = got
                 .iter()

@@ -550,8 +550,9 @@ impl<R: ScanRow> Scanner<R> {
     /// past what is returned.
     fn assemble(&mut self, pieces: Vec<(R, bool)>) -> Vec<R> {
         let mut out = Vec::with_capacity(pieces.len());
-        // The last row handed on was a whole row of the fast path below, whose position is
-        // taken once, from it, after the loop.
+        // The last row handed on was a whole row of the fast path below. The position moves
+        // once for a run of them, to the last: before the general path takes a later piece,
+        // or after the loop.
         let mut at_last_whole = false;
         for (mut piece, more) in pieces {
             if self.remaining == Some(0) {

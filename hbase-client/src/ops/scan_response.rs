@@ -124,6 +124,23 @@ mod tests {
         [counted, per_result]
     }
 
+    #[test]
+    fn the_answers_flags_join_each_results_own() {
+        let [_, mut per_result] = answers();
+        per_result.stale = Some(true);
+        per_result.partial_flag_per_result = vec![true, false];
+        let a = rows::<ResultRows>(per_result.clone(), block(1));
+        let b = rows::<RawRows>(per_result, block(1));
+        assert_eq!(a, b);
+        assert_eq!(
+            a.iter()
+                .map(|(r, p)| (r.is_stale(), *p))
+                .collect::<Vec<_>>(),
+            [(true, true), (true, true)],
+            "the answer's stale flag and partial list, or each Result's own"
+        );
+    }
+
     /// Decodes `resp` with `D`, each row as a `RowResult` with its partial flag.
     fn rows<D: RowDecoder>(
         mut resp: hbase_proto::ScanResponse,
