@@ -124,23 +124,6 @@ mod tests {
         [counted, per_result]
     }
 
-    #[test]
-    fn the_answers_flags_join_each_results_own() {
-        let [_, mut per_result] = answers();
-        per_result.stale = Some(true);
-        per_result.partial_flag_per_result = vec![true, false];
-        let a = rows::<ResultRows>(per_result.clone(), block(1));
-        let b = rows::<RawRows>(per_result, block(1));
-        assert_eq!(a, b);
-        assert_eq!(
-            a.iter()
-                .map(|(r, p)| (r.is_stale(), *p))
-                .collect::<Vec<_>>(),
-            [(true, true), (true, true)],
-            "the answer's stale flag and partial list, or each Result's own"
-        );
-    }
-
     /// Decodes `resp` with `D`, each row as a `RowResult` with its partial flag.
     fn rows<D: RowDecoder>(
         mut resp: hbase_proto::ScanResponse,
@@ -156,21 +139,33 @@ mod tests {
             .collect()
     }
 
+    /// The rows of `resp` over the block from its `skip`th cell, as both row types read them
+    /// (asserted equal).
+    fn both(resp: hbase_proto::ScanResponse, skip: usize) -> Vec<(RowResult, bool)> {
+        let decoded = rows::<ResultRows>(resp.clone(), block(skip));
+        assert_eq!(
+            decoded,
+            rows::<RawRows>(resp, block(skip)),
+            "the row types differ"
+        );
+        decoded
+    }
+
+    /// Each row's stale flag and partial flag.
+    fn flags(rows: &[(RowResult, bool)]) -> Vec<(bool, bool)> {
+        rows.iter().map(|(r, p)| (r.is_stale(), *p)).collect()
+    }
+
     #[test]
     fn both_row_types_read_the_same_rows_and_flags_from_either_shape() {
         let [counted, per_result] = answers();
-        let a = rows::<ResultRows>(counted.clone(), block(0));
-        let b = rows::<RawRows>(counted, block(0));
-        assert_eq!(a, b);
+        let a = both(counted, 0);
         assert_eq!(a.len(), 2);
         assert_eq!(a[0].0.value(b"f", b"b"), Some(&b"2"[..]));
-        assert!(a.iter().all(|(r, _)| r.is_stale()), "a stale answer");
-        assert_eq!((a[0].1, a[1].1), (false, true));
+        assert_eq!(flags(&a), [(true, false), (true, true)], "a stale answer");
 
         // r1's first cell is inline: the block starts at its second.
-        let c = rows::<ResultRows>(per_result.clone(), block(1));
-        let d = rows::<RawRows>(per_result, block(1));
-        assert_eq!(c, d);
+        let c = both(per_result, 1);
         assert_eq!(c.len(), 2);
         let cells: Vec<_> = c[0]
             .0
@@ -181,11 +176,21 @@ mod tests {
         assert_eq!(cells, [b"a".to_vec(), b"b".to_vec()], "inline, then block");
         assert_eq!(c[1].0.value(b"f", b"a"), Some(&b"3"[..]));
         assert_eq!(
-            c.iter()
-                .map(|(r, p)| (r.is_stale(), *p))
-                .collect::<Vec<_>>(),
+            flags(&c),
             [(false, false), (true, true)],
             "each Result's own flags"
+        );
+    }
+
+    #[test]
+    fn the_answers_flags_join_each_results_own() {
+        let [_, mut per_result] = answers();
+        per_result.stale = Some(true);
+        per_result.partial_flag_per_result = vec![true, false];
+        assert_eq!(
+            flags(&both(per_result, 1)),
+            [(true, true), (true, true)],
+            "the answer's stale flag and partial list, or each Result's own"
         );
     }
 
