@@ -561,8 +561,8 @@ impl<R: ScanRow> Scanner<R> {
             // The usual case: a whole row, no row in progress, no cells to skip. It is handed
             // on as it came, as the general path below would, without taking its key (the
             // general path takes it for every row, to match pieces and to move the position:
-            // about 150 instructions a row of a 100-row scan). Empty rows take the general path,
-            // which drops them.
+            // 144 instructions a row of a 100-row scan, 213 through `scan_raw`). Empty rows take
+            // the general path, which drops them.
             if !more
                 && self.in_row.is_none()
                 && self.skip.is_none()

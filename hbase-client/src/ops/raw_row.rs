@@ -343,7 +343,8 @@ pub(crate) fn raw_rows_from_scan(
 
 /// Takes [`RawRow`]s out of a scan answer: what is left of its cell block. Its steps are a
 /// few instructions a row around a check of the row's cells, so they are inlined into the
-/// loop (as they are into a get); `ResultRows`' decode every cell and gain nothing from it.
+/// loop (as they are into a get); `ResultRows`' steps decode every cell, and inlining them
+/// would gain nothing.
 pub(crate) struct RawRows(Bytes);
 
 impl RowDecoder for RawRows {
