@@ -570,9 +570,7 @@ impl<R: ScanRow> Scanner<R> {
                 && piece.cell_count() > 0
             {
                 out.push(piece);
-                if let Some(limit) = self.remaining.as_mut() {
-                    *limit -= 1;
-                }
+                self.count_row();
                 at_last_whole = true;
                 continue;
             }
@@ -648,12 +646,22 @@ impl<R: ScanRow> Scanner<R> {
         out
     }
 
-    /// Moves the position past the last row of `out`, a whole row (as [`end_row`] does).
-    ///
-    /// [`end_row`]: Self::end_row
+    /// Moves the position past the last row of `out`, a whole row.
     fn move_past(&mut self, out: &[R]) {
         if let Some(last) = out.last() {
-            self.position = Position::At(last.key(), false);
+            self.past_row(last.key());
+        }
+    }
+
+    /// A whole row was returned: the position is past it (a reopen starts after it).
+    fn past_row(&mut self, row: Bytes) {
+        self.position = Position::At(row, false);
+    }
+
+    /// A whole row was returned: it counts against the limit.
+    fn count_row(&mut self) {
+        if let Some(limit) = self.remaining.as_mut() {
+            *limit -= 1;
         }
     }
 
@@ -699,10 +707,8 @@ impl<R: ScanRow> Scanner<R> {
             // An empty row: nothing returned, nothing counted.
             return;
         }
-        self.position = Position::At(in_row.row, false);
-        if let Some(limit) = self.remaining.as_mut() {
-            *limit -= 1;
-        }
+        self.past_row(in_row.row);
+        self.count_row();
     }
 
     /// Hands rows to the consumer, renewing the scanner lease while it is slow.
