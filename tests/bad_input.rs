@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hbase_client::{
-    Action, Append, CheckAndMutate, Client, Delete, Error, ErrorKind, Get, Increment,
-    MutatorConfig, Put, Scan,
+    Action, Append, CheckAndMutate, Client, Comparator, CompareOp, Delete, Error, ErrorKind,
+    Filter, Get, Increment, MutatorConfig, Put, Scan,
 };
 use proptest::strategy::Strategy;
 
@@ -196,6 +196,25 @@ async fn oversized_keys_values_and_empty_puts_fail_before_sending() {
     assert_eq!(row.row, max);
     let row = t.get(Get::new("near")).await.unwrap().unwrap();
     assert_eq!(row.value(b"cf", b"q"), Some(&near[..]));
+    hbase_it::drop_table(&client, &name).await;
+}
+
+/// A filter whose regular expression Java cannot compile: the region server refuses the call
+/// at once, and the error's root cause is the deepest `Caused by:` of the server's trace (here
+/// already part of the first line, so the message does not say it twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_filter_gives_the_servers_root_cause() {
+    let client = client().await;
+    let name = hbase_it::unique_table("bad_regex");
+    hbase_it::create_table(&client, &name, &[]).await;
+    let t = client.table(&name.to_string()).unwrap();
+    let get = Get::new("r").filter(Filter::Row(CompareOp::Equal, Comparator::Regex("(".into())));
+    let err = bounded("get", t.get(get)).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DoNotRetry, "{err}");
+    let remote = err.remote().expect("the server's exception");
+    let cause = "java.util.regex.PatternSyntaxException: Unclosed group near index 1";
+    assert_eq!(remote.root_cause(), Some(cause), "{remote:?}");
+    assert_eq!(err.to_string().matches(cause).count(), 1, "{err}");
     hbase_it::drop_table(&client, &name).await;
 }
 

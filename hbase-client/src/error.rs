@@ -66,6 +66,18 @@ impl RemoteException {
         self.message.lines().next().unwrap_or("")
     }
 
+    /// The deepest `Caused by:` line of the server's stack trace, without that prefix: why
+    /// the server failed, where the first line only says what failed (a snapshot's first line,
+    /// for example, names the snapshot; its cause names the region server and its error).
+    pub fn root_cause(&self) -> Option<&str> {
+        self.message
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("Caused by: "))
+            .next_back()
+            .map(str::trim_end)
+            .filter(|c| !c.is_empty())
+    }
+
     /// A per-action or per-region exception of a `Multi` response: only a class name and the
     /// stringified exception (no flags; the class says what it is, see `exceptions`).
     pub(crate) fn from_name_and_message(class_name: String, message: String) -> RemoteException {
@@ -100,7 +112,11 @@ fn parse_moved_message(message: &str) -> Option<String> {
 
 impl std::fmt::Display for RemoteException {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.short_class_name(), self.first_line())
+        write!(f, "{}: {}", self.short_class_name(), self.first_line())?;
+        match self.root_cause() {
+            Some(cause) if !self.first_line().contains(cause) => write!(f, " (caused by {cause})"),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -450,6 +466,50 @@ mod tests {
         };
         assert_eq!(wrapped.kind(), ErrorKind::Retryable);
         assert!(wrapped.remote().is_some());
+    }
+
+    /// A message built with a cause of its own (as HBase's snapshot failures are): the first
+    /// line names the snapshot, the deepest `Caused by:` the region server's error, and the
+    /// error says both. Java's traces indent a suppressed exception's causes; those count too.
+    #[test]
+    fn the_deepest_cause_follows_a_first_line_that_lacks_it() {
+        let e = RemoteException {
+            class_name: "org.apache.hadoop.hbase.snapshot.HBaseSnapshotException".into(),
+            message: "org.apache.hadoop.hbase.snapshot.HBaseSnapshotException: Snapshot s had an error.  Procedure s { waiting=[] done=[] }\n\
+                      \tat org.apache.hadoop.hbase.master.snapshot.SnapshotManager.isSnapshotDone(SnapshotManager.java:1)\n\
+                      Caused by: org.apache.hadoop.hbase.errorhandling.ForeignException$ProxyThrowable via rs1:java.io.IOException: flush failed\n\
+                      \tat org.apache.hadoop.hbase.errorhandling.ForeignException.deserialize(ForeignException.java:1)\n\
+                      \t... 7 more\n\
+                      Caused by: java.io.IOException: region r is closing  \n\
+                      \tat X.y(X.java:1)\n"
+                .into(),
+            moved_to: None,
+            do_not_retry: false,
+            server_overloaded: false,
+        };
+        assert_eq!(
+            e.root_cause(),
+            Some("java.io.IOException: region r is closing")
+        );
+        assert_eq!(
+            e.to_string(),
+            "HBaseSnapshotException: org.apache.hadoop.hbase.snapshot.HBaseSnapshotException: \
+             Snapshot s had an error.  Procedure s { waiting=[] done=[] } \
+             (caused by java.io.IOException: region r is closing)"
+        );
+        let suppressed = RemoteException {
+            message:
+                "E: outer\n\tat a(A.java:1)\n\tSuppressed: F: inner\n\t\tCaused by: G: deepest\n"
+                    .into(),
+            ..e.clone()
+        };
+        assert_eq!(suppressed.root_cause(), Some("G: deepest"));
+        let plain = RemoteException {
+            message: "E: no cause\n\tat a(A.java:1)\n".into(),
+            ..e
+        };
+        assert_eq!(plain.root_cause(), None);
+        assert_eq!(plain.to_string(), "HBaseSnapshotException: E: no cause");
     }
 
     #[test]
