@@ -5,6 +5,7 @@
 //! clones and snapshot gone, a server warm-up run on a clone), and the page is rendered in a
 //! real headless browser.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use futures_util::StreamExt;
@@ -239,6 +240,43 @@ async fn thread_and_target_sweeps() {
     );
     let stderr = std::fs::read_to_string(points(&failed)[0].join("stderr.txt")).unwrap();
     assert!(stderr.contains("requestdistribution"), "{stderr}");
+
+    // Three sweeps of one process: none took a snapshot name or a table name another had
+    // used. HBase coordinates a snapshot by its name, and the second sweep's snapshot, taken
+    // seconds after the first one's delete under the same name, once failed in CI.
+    let snapshot_of = |dir: &Path| {
+        let log = std::fs::read_to_string(dir.join("sweep.log")).unwrap();
+        let line = log
+            .lines()
+            .find(|l| l.starts_with("snapshot ") && l.ends_with(&format!(" of {table}")))
+            .unwrap_or_else(|| panic!("no snapshot line: {log}"))
+            .to_string();
+        line.split(' ').nth(1).unwrap().to_string()
+    };
+    let snapshots: HashSet<String> = [&threads_dir, &target_dir, &failed]
+        .into_iter()
+        .map(|d| snapshot_of(d))
+        .collect();
+    assert_eq!(snapshots.len(), 3, "{snapshots:?}");
+    let mut clones: Vec<String> = Vec::new();
+    for dir in [&threads_dir, &target_dir] {
+        for p in points(dir).into_iter().chain(
+            std::fs::read_dir(dir.join("warmup"))
+                .into_iter()
+                .flatten()
+                .map(|e| e.unwrap().path()),
+        ) {
+            let progress = std::fs::read_to_string(p.join("stderr.txt")).unwrap();
+            let line = progress
+                .lines()
+                .find_map(|l| l.strip_prefix("HBase table "))
+                .unwrap_or_else(|| panic!("no table line: {progress}"));
+            clones.push(line.split(',').next().unwrap().to_string());
+        }
+    }
+    // 4 + 2 points and a warm-up (the failed point stopped before it named its table).
+    assert_eq!(clones.len(), 7, "{clones:?}");
+    assert_eq!(clones.iter().collect::<HashSet<_>>().len(), 7, "{clones:?}");
 
     // The loaded table is as the load left it; the clones and the snapshot are gone.
     let client = hbase_it::client().await;

@@ -201,6 +201,42 @@ fn short(workload: &str) -> String {
         .collect()
 }
 
+/// The names of what a sweep makes in HBase: its snapshot of the loaded table and the clones
+/// of it (a table per point, one for the server warm-up). Each ends in the process and how
+/// many sweeps it started before, so that two sweeps of one program (a test, an application
+/// calling [`crate::execute`]) never reuse a name. HBase coordinates a snapshot by its name,
+/// and its region servers keep a finished snapshot's state under that name until one of the
+/// same name replaces it ("A completed old subproc … is still present, removing" in their
+/// log); the one failed snapshot this project's CI saw was a second sweep's, taken seconds
+/// after the first sweep's delete under the same name.
+struct Names {
+    table: String,
+    tag: String,
+}
+
+impl Names {
+    fn new(table: &str) -> Names {
+        static SWEEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SWEEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Names {
+            table: table.to_string(),
+            tag: format!("{}_{n}", std::process::id()),
+        }
+    }
+
+    fn snapshot(&self) -> String {
+        format!("{}_sweep_{}", short(&self.table), self.tag)
+    }
+
+    fn point(&self, index: usize) -> String {
+        format!("{}_p{index}_{}", short(&self.table), self.tag)
+    }
+
+    fn warm(&self) -> String {
+        format!("{}_warm_{}", short(&self.table), self.tag)
+    }
+}
+
 /// The program every point runs in: `-p sweep.exe=PATH`, else this program when it is the
 /// `ycsb` command line (`cli_exe`: Some, with its path if known). A sweep started from another
 /// program (a test binary calling [`crate::execute`]) must name one: that program would take
@@ -247,6 +283,7 @@ pub async fn sweep(
         p,
         crate::started_as_cli().then(|| std::env::current_exe().ok()),
     )?;
+    let names = Names::new(&table);
     let mut log = String::new();
     // Everything after the checks runs in here, so that a failure at any step still leaves
     // the log (what ran, and a clone or the snapshot left behind) in the directory.
@@ -274,13 +311,14 @@ pub async fn sweep(
         } else {
             Some(crate::hbase::connect(p, conf_dirs).await?)
         };
-        let snapshot = format!("{}_sweep_{}", short(&table), std::process::id());
+        let snapshot = names.snapshot();
         if let Some(c) = &client {
             let name = TableName::parse(&table).map_err(|e| Error::Config(e.to_string()))?;
             c.admin()
                 .snapshot(&snapshot, &name)
                 .await
                 .map_err(|e| Error::Hbase(format!("cannot snapshot {table}: {e}")))?;
+            log.push_str(&format!("snapshot {snapshot} of {table}\n"));
         }
 
         // 3. The server's warm-up, on a clone: the points read clones, whose files the region
@@ -292,8 +330,7 @@ pub async fn sweep(
             match &client {
                 Some(c) => {
                     let line;
-                    (result, line) =
-                        warm_servers(c, &s, &snapshot, &table, &exe, &out, server_warmup).await;
+                    (result, line) = warm_servers(c, &s, &names, &exe, &out, server_warmup).await;
                     log.push_str(&line);
                 }
                 None => log.push_str("server warm-up skipped: the memory binding has no server\n"),
@@ -322,7 +359,7 @@ pub async fn sweep(
                         result = Err(Error::Io(format!("cannot create {}: {e}", dir.display())));
                         break 'points;
                     }
-                    let point_table = format!("{}_p{index}_{}", short(&table), std::process::id());
+                    let point_table = names.point(index);
                     let t = match TableName::parse(&point_table) {
                         Ok(t) => t,
                         Err(e) => {
@@ -425,8 +462,7 @@ pub async fn sweep(
 async fn warm_servers(
     client: &hbase_client::Client,
     s: &Split,
-    snapshot: &str,
-    table: &str,
+    names: &Names,
     exe: &Path,
     out: &Path,
     seconds: f64,
@@ -439,7 +475,7 @@ async fn warm_servers(
     }
     let runs = s.workloads.len() * threads.len();
     let each = (seconds / runs as f64).ceil().max(1.0) as u64;
-    let warm_table = format!("{}_warm_{}", short(table), std::process::id());
+    let (table, snapshot, warm_table) = (&names.table, &names.snapshot(), names.warm());
     let name = match TableName::parse(&warm_table) {
         Ok(n) => n,
         Err(e) => return (Err(Error::Config(e.to_string())), String::new()),
