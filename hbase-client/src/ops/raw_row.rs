@@ -406,6 +406,7 @@ mod tests {
         let row = result_from_proto(result(3), &mut CellBlockReader::new(block)).unwrap();
         assert_eq!(raw.len(), 3);
         assert_eq!(raw.row(), b"r1");
+        assert_eq!(&raw.row_bytes()[..], b"r1");
         assert_eq!(raw.value(b"f", b"b"), Some(&b"22"[..]));
         assert_eq!(raw.value(b"g", b""), Some(&b""[..]));
         assert_eq!(raw.value(b"f", b"c"), None);
@@ -454,86 +455,6 @@ mod tests {
         assert!(raw.is_stale());
         assert_eq!(raw.value(b"f", b"a"), Some(&b"1"[..]));
         assert_eq!(raw.value(b"f", b"b"), Some(&b"2"[..]));
-    }
-
-    #[test]
-    fn both_scan_shapes_decode_to_the_same_rows() {
-        let block = block_of(&[
-            (b"r1", b"f", b"a", 5, b"1"),
-            (b"r1", b"f", b"b", 5, b"2"),
-            (b"r2", b"f", b"a", 5, b"3"),
-        ]);
-        let mut resp = hbase_proto::ScanResponse {
-            cells_per_result: vec![2, 1],
-            partial_flag_per_result: vec![false, true],
-            ..Default::default()
-        };
-        let rows = raw_rows_from_scan(&mut resp, block.clone()).unwrap();
-        assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].0.row(), b"r1");
-        assert_eq!(&rows[0].0.row_bytes()[..], b"r1");
-        assert_eq!(rows[0].0.value(b"f", b"b"), Some(&b"2"[..]));
-        assert_eq!(rows[1].0.len(), 1);
-        assert_eq!(rows[1].0.value(b"f", b"a"), Some(&b"3"[..]));
-        assert_eq!((rows[0].1, rows[1].1), (false, true));
-
-        // The same cells counted by each Result, after a row of an inline cell and a cell of
-        // the block (which the rows after it must not read again).
-        let mut first = BytesMut::new();
-        encode_cell(&mut first, b"r0", b"f", b"y", 9, CellType::Put, b"00");
-        first.extend_from_slice(&block);
-        let results = vec![
-            hbase_proto::Result {
-                cell: vec![super::super::row_result::proto_put(
-                    b"r0", b"f", b"z", 9, b"0",
-                )],
-                associated_cell_count: Some(1),
-                ..Default::default()
-            },
-            result(2),
-            hbase_proto::Result {
-                associated_cell_count: Some(1),
-                partial: Some(true),
-                ..Default::default()
-            },
-        ];
-        let mut resp = hbase_proto::ScanResponse {
-            results,
-            stale: Some(true),
-            ..Default::default()
-        };
-        let shaped = raw_rows_from_scan(&mut resp, first.freeze()).unwrap();
-        assert_eq!(shaped.len(), 3);
-        let q: Vec<&[u8]> = shaped[0].0.cells().map(|c| c.qualifier()).collect();
-        assert_eq!(
-            q,
-            [&b"z"[..], &b"y"[..]],
-            "the inline cell, then the block's"
-        );
-        assert_eq!(
-            shaped[1].0.cells().collect::<Vec<_>>(),
-            rows[0].0.cells().collect::<Vec<_>>()
-        );
-        assert_eq!(
-            shaped[2].0.cells().collect::<Vec<_>>(),
-            rows[1].0.cells().collect::<Vec<_>>()
-        );
-        assert!(shaped.iter().all(|(r, _)| r.is_stale()));
-        assert_eq!(
-            shaped.iter().map(|(_, p)| *p).collect::<Vec<_>>(),
-            [false, false, true]
-        );
-    }
-
-    #[test]
-    fn a_scan_answer_short_of_its_counts_is_a_protocol_error() {
-        let block = block_of(&[(b"r1", b"f", b"a", 5, b"1"), (b"r2", b"f", b"a", 5, b"2")]);
-        let mut resp = hbase_proto::ScanResponse {
-            cells_per_result: vec![1, 2],
-            ..Default::default()
-        };
-        let err = raw_rows_from_scan(&mut resp, block).unwrap_err();
-        assert!(matches!(err, Error::Protocol(_)), "{err}");
     }
 
     #[test]

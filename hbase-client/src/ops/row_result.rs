@@ -167,39 +167,3 @@ pub(crate) fn proto_put(
         tags: None,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rpc::cellblock::encode_cell;
-    use bytes::BytesMut;
-
-    #[test]
-    fn both_shapes_decode_to_the_same_rows() {
-        let mut block = BytesMut::new();
-        encode_cell(&mut block, b"r1", b"f", b"a", 5, CellType::Put, b"1");
-        encode_cell(&mut block, b"r1", b"f", b"b", 5, CellType::Put, b"2");
-        encode_cell(&mut block, b"r2", b"f", b"a", 5, CellType::Put, b"3");
-        let mut resp = hbase_proto::ScanResponse {
-            cells_per_result: vec![2, 1],
-            ..Default::default()
-        };
-        let rows = results_from_scan(&mut resp, block.freeze()).unwrap();
-        assert_eq!(rows.len(), 2);
-        assert_eq!(&rows[0].0.row[..], b"r1");
-        assert_eq!(rows[0].0.value(b"f", b"b").unwrap(), b"2");
-        assert_eq!(rows[1].0.value(b"f", b"a").unwrap(), b"3");
-
-        let pb = hbase_proto::Result {
-            cell: vec![proto_put(b"r1", b"f", b"a", 5, b"1")],
-            ..Default::default()
-        };
-        let mut resp = hbase_proto::ScanResponse {
-            results: vec![pb],
-            ..Default::default()
-        };
-        let rows = results_from_scan(&mut resp, Bytes::new()).unwrap();
-        assert_eq!(rows[0].0.value(b"f", b"a").unwrap(), b"1");
-        assert_eq!(rows[0].0.cells[0].timestamp(), 5);
-    }
-}

@@ -194,6 +194,23 @@ mod tests {
         );
     }
 
+    /// A server that sends no cell block puts every cell in its `Result` and counts none.
+    #[test]
+    fn an_answer_of_inline_cells_only_needs_no_cell_block() {
+        let resp = hbase_proto::ScanResponse {
+            results: vec![hbase_proto::Result {
+                cell: vec![proto_put(b"r1", b"f", b"a", 5, b"1")],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let decoded = rows::<ResultRows>(resp.clone(), Bytes::new());
+        assert_eq!(decoded, rows::<RawRows>(resp, Bytes::new()));
+        assert_eq!(decoded.len(), 1);
+        assert_eq!(decoded[0].0.value(b"f", b"a"), Some(&b"1"[..]));
+        assert_eq!(decoded[0].0.cells[0].timestamp(), 5);
+    }
+
     #[test]
     fn an_answer_short_of_its_counts_is_an_error_for_both_row_types() {
         for mut resp in answers() {
