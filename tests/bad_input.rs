@@ -214,6 +214,8 @@ async fn a_refused_filter_gives_the_servers_root_cause() {
     let remote = err.remote().expect("the server's exception");
     let cause = "java.util.regex.PatternSyntaxException: Unclosed group near index 1";
     assert_eq!(remote.root_cause(), Some(cause), "{remote:?}");
+    assert!(remote.first_line().contains(cause), "{remote:?}");
+    assert!(!err.to_string().contains("(caused by"), "{err}");
     assert_eq!(err.to_string().matches(cause).count(), 1, "{err}");
     hbase_it::drop_table(&client, &name).await;
 }

@@ -186,10 +186,10 @@ async fn failures_kept_are_bounded_and_counted() {
                     .iter()
                     .map(|f| f.error.remote().map_or(0, |r| r.message.len()))
                     .collect();
-                let first_line = failures[0].error.remote().unwrap().first_line().len();
-                // One copy of the full message; the others keep its first line.
+                let summary = failures[0].error.remote().unwrap().summary().len();
+                // One copy of the full message; the others keep its summary.
                 assert!(
-                    long.iter().filter(|&&l| l > first_line).count() <= 1,
+                    long.iter().filter(|&&l| l > summary).count() <= 1,
                     "{long:?}"
                 );
             }

@@ -67,15 +67,29 @@ impl RemoteException {
     }
 
     /// The deepest `Caused by:` line of the server's stack trace, without that prefix: why
-    /// the server failed, where the first line only says what failed (a snapshot's first line,
-    /// for example, names the snapshot; its cause names the region server and its error).
+    /// the server failed, where the first line may only say what failed (a snapshot's first
+    /// line names the snapshot, and what went wrong is in its cause). Only the main chain
+    /// counts: Java starts its causes at the line's start and indents a suppressed
+    /// exception's, which it prints after them.
     pub fn root_cause(&self) -> Option<&str> {
         self.message
             .lines()
-            .filter_map(|l| l.trim_start().strip_prefix("Caused by: "))
+            .filter_map(|l| l.strip_prefix("Caused by: "))
             .next_back()
             .map(str::trim_end)
             .filter(|c| !c.is_empty())
+    }
+
+    /// The message without its stack frames: the first line and, when the trace has one and
+    /// the first line does not give it, a `Caused by:` line with the root cause. What
+    /// [`root_cause`](Self::root_cause) and this type's `Display` read from it stays the same.
+    pub fn summary(&self) -> String {
+        match self.root_cause() {
+            Some(cause) if !self.first_line().contains(cause) => {
+                format!("{}\nCaused by: {cause}", self.first_line())
+            }
+            _ => self.first_line().to_string(),
+        }
     }
 
     /// A per-action or per-region exception of a `Multi` response: only a class name and the
@@ -114,10 +128,28 @@ impl std::fmt::Display for RemoteException {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.short_class_name(), self.first_line())?;
         match self.root_cause() {
-            Some(cause) if !self.first_line().contains(cause) => write!(f, " (caused by {cause})"),
+            Some(cause) if !self.first_line().contains(cause) => {
+                write!(f, " (caused by {})", clipped(cause, CAUSE_SHOWN))
+            }
             _ => Ok(()),
         }
     }
+}
+
+/// How much of a root cause an error's message shows, in bytes (`RemoteException::message`
+/// keeps all of it).
+const CAUSE_SHOWN: usize = 200;
+
+/// `text` cut to at most `max` bytes at a character boundary, with `…` where it was cut.
+fn clipped(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
 }
 
 /// One buffered mutation that failed for good.
@@ -469,8 +501,10 @@ mod tests {
     }
 
     /// A message built with a cause of its own (as HBase's snapshot failures are): the first
-    /// line names the snapshot, the deepest `Caused by:` the region server's error, and the
-    /// error says both. Java's traces indent a suppressed exception's causes; those count too.
+    /// line names the snapshot, the deepest `Caused by:` of the main chain says what went
+    /// wrong, and the error says both. A suppressed exception's cause (indented, printed
+    /// after the chain) is not the root cause; a cause the first line gives is not repeated;
+    /// a long one is cut.
     #[test]
     fn the_deepest_cause_follows_a_first_line_that_lacks_it() {
         let e = RemoteException {
@@ -481,12 +515,17 @@ mod tests {
                       \tat org.apache.hadoop.hbase.errorhandling.ForeignException.deserialize(ForeignException.java:1)\n\
                       \t... 7 more\n\
                       Caused by: java.io.IOException: region r is closing  \n\
-                      \tat X.y(X.java:1)\n"
+                      \tat X.y(X.java:1)\n\
+                      \tSuppressed: java.lang.RuntimeException: unlock failed\n\
+                      \t\tat X.z(X.java:2)\n\
+                      \tCaused by: java.lang.RuntimeException: lock lost\n\
+                      \t\tat X.w(X.java:3)\n"
                 .into(),
             moved_to: None,
             do_not_retry: false,
             server_overloaded: false,
         };
+        // The main chain's last cause, not the suppressed exception's printed after it.
         assert_eq!(
             e.root_cause(),
             Some("java.io.IOException: region r is closing")
@@ -497,19 +536,47 @@ mod tests {
              Snapshot s had an error.  Procedure s { waiting=[] done=[] } \
              (caused by java.io.IOException: region r is closing)"
         );
-        let suppressed = RemoteException {
-            message:
-                "E: outer\n\tat a(A.java:1)\n\tSuppressed: F: inner\n\t\tCaused by: G: deepest\n"
-                    .into(),
+        let short = RemoteException {
+            message: e.summary(),
             ..e.clone()
         };
-        assert_eq!(suppressed.root_cause(), Some("G: deepest"));
+        assert_eq!(short.message.lines().count(), 2);
+        assert_eq!(short.to_string(), e.to_string());
         let plain = RemoteException {
             message: "E: no cause\n\tat a(A.java:1)\n".into(),
-            ..e
+            ..e.clone()
         };
         assert_eq!(plain.root_cause(), None);
+        assert_eq!(plain.summary(), "E: no cause");
         assert_eq!(plain.to_string(), "HBaseSnapshotException: E: no cause");
+        // A cause the first line already gives (an exception made from its cause alone) is
+        // not said twice.
+        let said = RemoteException {
+            message: "X: java.io.IOException: disk full\n\tat a(A.java:1)\nCaused by: java.io.IOException: disk full\n".into(),
+            ..e.clone()
+        };
+        assert_eq!(said.root_cause(), Some("java.io.IOException: disk full"));
+        assert_eq!(said.summary(), said.first_line());
+        assert_eq!(
+            said.to_string(),
+            "HBaseSnapshotException: X: java.io.IOException: disk full"
+        );
+        // A long cause is cut in the message, at a character boundary.
+        let long = RemoteException {
+            message: format!(
+                "E: failed\nCaused by: java.io.IOException: {}\n",
+                "é".repeat(300)
+            ),
+            ..e
+        };
+        let shown = long.to_string();
+        let cause = shown.split(" (caused by ").nth(1).unwrap();
+        assert!(cause.ends_with("…)"), "{shown}");
+        assert!(cause.len() <= CAUSE_SHOWN + "…)".len(), "{}", cause.len());
+        assert_eq!(
+            long.root_cause().unwrap().len(),
+            "java.io.IOException: ".len() + 600
+        );
     }
 
     #[test]

@@ -177,8 +177,9 @@ impl FailureLog {
         }
         if let Some(remote) = failed.error.remote_mut() {
             if self.messages.contains(&remote.message) {
-                // Repeated: the first copy holds the stack trace; keep its first line here.
-                remote.message = remote.first_line().to_string();
+                // Repeated: the first copy holds the stack trace; keep its summary here (the
+                // first line, and the root cause when that line lacks it).
+                remote.message = remote.summary();
             } else if self.messages.len() < limit {
                 self.messages.insert(remote.message.clone());
             }
