@@ -317,7 +317,7 @@ pub async fn sweep(
             c.admin()
                 .snapshot(&snapshot, &name)
                 .await
-                .map_err(|e| Error::Hbase(format!("cannot snapshot {table}: {e}")))?;
+                .map_err(|e| Error::Hbase(format!("cannot snapshot {table} as {snapshot}: {e}")))?;
             log.push_str(&format!("snapshot {snapshot} of {table}\n"));
         }
 
