@@ -84,12 +84,17 @@ impl RemoteException {
     /// the first line does not give it, a `Caused by:` line with the root cause. What
     /// [`root_cause`](Self::root_cause) and this type's `Display` read from it stays the same.
     pub fn summary(&self) -> String {
-        match self.root_cause() {
-            Some(cause) if !self.first_line().contains(cause) => {
-                format!("{}\nCaused by: {cause}", self.first_line())
-            }
-            _ => self.first_line().to_string(),
+        match self.untold_cause() {
+            Some(cause) => format!("{}\nCaused by: {cause}", self.first_line()),
+            None => self.first_line().to_string(),
         }
+    }
+
+    /// The root cause when the first line does not already give it (an exception HBase made
+    /// from its cause alone starts with the cause's text): what `summary` and `Display` add.
+    fn untold_cause(&self) -> Option<&str> {
+        self.root_cause()
+            .filter(|cause| !self.first_line().contains(cause))
     }
 
     /// A per-action or per-region exception of a `Multi` response: only a class name and the
@@ -127,11 +132,9 @@ fn parse_moved_message(message: &str) -> Option<String> {
 impl std::fmt::Display for RemoteException {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.short_class_name(), self.first_line())?;
-        match self.root_cause() {
-            Some(cause) if !self.first_line().contains(cause) => {
-                write!(f, " (caused by {})", clipped(cause, CAUSE_SHOWN))
-            }
-            _ => Ok(()),
+        match self.untold_cause() {
+            Some(cause) => write!(f, " (caused by {})", clipped(cause, CAUSE_SHOWN)),
+            None => Ok(()),
         }
     }
 }
