@@ -3,14 +3,17 @@
 //! start: 2.4.18, 2.5.12-hadoop3, 2.6.4-hadoop3, 3.0.0-alpha-4) and, as part of the full suite,
 //! against the default 2.6.4. Data path (every mutation kind, gets with versions, time ranges
 //! and filters), scans across regions in both directions, batches and the buffered mutator,
-//! admin (namespaces, create pre-split, describe, split, move, disable, delete), a buffered ycsb
-//! load and run, and the address map (the docker case).
+//! admin (namespaces, create pre-split, describe, split, move, disable, delete), snapshots, a
+//! buffered ycsb load and run, and the address map (the docker case).
 //!
-//! Nothing here is version-specific: where servers differ, the client handles it.
+//! Nothing here is version-specific: where servers differ, the client handles it. The one
+//! place a test looks at the version is to check that it did: a snapshot is a master procedure
+//! on 2.6+ and the older ZooKeeper-coordinated kind before.
 
 use std::time::Duration;
 
 use bytes::Bytes;
+use hbase_client::admin::{ProcedureInfo, ProcedureState};
 use hbase_client::{
     Action, ActionResult, Append, CheckAndMutate, Client, ClientConfig, ColumnFamily, Comparator,
     CompareOp, Delete, ErrorKind, Filter, Get, Increment, MutatorConfig, Put, RowResult, Scan,
@@ -441,6 +444,99 @@ async fn admin_namespaces_create_split_move() {
         let e = admin.delete_namespace(&ns).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
         balancer.release().await;
+    })
+    .await;
+}
+
+/// True for a version that runs snapshots as master procedures (2.6 and later).
+fn has_snapshot_procedure(version: &str) -> bool {
+    let mut parts = version.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).expect("major");
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).expect("minor");
+    (major, minor) >= (2, 6)
+}
+
+#[test]
+fn snapshot_procedures_begin_with_2_6() {
+    for (version, expected) in [
+        ("2.4.18", false),
+        ("2.5.12-hadoop3", false),
+        ("2.6.4", true),
+        ("2.6.4-hadoop3", true),
+        ("3.0.0-alpha-4", true),
+    ] {
+        assert_eq!(has_snapshot_procedure(version), expected, "{version}");
+    }
+}
+
+/// The master's snapshot procedures, by id.
+fn snapshot_procedures(all: Vec<ProcedureInfo>) -> Vec<ProcedureInfo> {
+    all.into_iter()
+        .filter(|p| p.class_name.ends_with(".SnapshotProcedure"))
+        .collect()
+}
+
+/// A snapshot as the master takes it: on 2.6+ a master procedure (the client sends a nonce, as
+/// Java's does since 2.6; without it the master took the older way), before 2.6 the
+/// ZooKeeper-coordinated kind, polled with IsSnapshotDone. Either way a clone holds the rows of
+/// the moment the snapshot was taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_is_taken_as_the_masters_version_takes_it() {
+    bounded("snapshot", 180, async {
+        let client = hbase_it::client().await;
+        let admin = client.admin().with_timeout(Duration::from_secs(120));
+        let version = admin.hbase_version().await.unwrap();
+        let name = hbase_it::unique_table("compat_snap");
+        hbase_it::create_table(&client, &name, &["r10"]).await;
+        let t = client.table(&name.to_string()).unwrap();
+        for i in 0..20 {
+            t.put(Put::new(format!("r{i:02}")).add("cf", "q", "before"))
+                .await
+                .unwrap();
+        }
+        let earlier: Vec<u64> = snapshot_procedures(admin.procedures().await.unwrap())
+            .iter()
+            .map(|p| p.id)
+            .collect();
+
+        let snap = format!("{}_s", String::from_utf8_lossy(name.qualifier()));
+        admin.snapshot(&snap, &name).await.unwrap();
+        let new: Vec<ProcedureInfo> = snapshot_procedures(admin.procedures().await.unwrap())
+            .into_iter()
+            .filter(|p| !earlier.contains(&p.id))
+            .collect();
+        if has_snapshot_procedure(&version) {
+            assert_eq!(new.len(), 1, "HBase {version}: {new:?}");
+            assert_eq!(new[0].state, ProcedureState::Success, "{new:?}");
+            assert_eq!(new[0].failure, None);
+        } else {
+            assert!(new.is_empty(), "HBase {version}: {new:?}");
+        }
+
+        for i in 0..20 {
+            t.put(Put::new(format!("r{i:02}")).add("cf", "q", "after"))
+                .await
+                .unwrap();
+        }
+        let clone = hbase_it::unique_table("compat_snap_clone");
+        admin.clone_snapshot(&snap, &clone).await.unwrap();
+        let cloned = client
+            .table(&clone.to_string())
+            .unwrap()
+            .scan(Scan::new())
+            .collect_all()
+            .await
+            .unwrap();
+        assert_eq!(cloned.len(), 20);
+        assert!(
+            cloned
+                .iter()
+                .all(|r| r.value(b"cf", b"q") == Some(&b"before"[..])),
+            "{cloned:?}"
+        );
+        admin.delete_snapshot(&snap).await.unwrap();
+        hbase_it::drop_table(&client, &clone).await;
+        hbase_it::drop_table(&client, &name).await;
     })
     .await;
 }

@@ -13,14 +13,17 @@
 //!   [`Admin::list_namespaces`];
 //! - snapshots: [`Admin::snapshot`], [`Admin::list_snapshots`], [`Admin::clone_snapshot`],
 //!   [`Admin::restore_snapshot`], [`Admin::delete_snapshot`];
+//! - the master: [`Admin::procedures`], [`Admin::hbase_version`];
 //! - split points: [`ycsb_split_keys`], [`uniform_split_keys`].
 
 mod namespace;
+mod procedure;
 mod schema;
 mod snapshot;
 mod splits;
 mod topology;
 
+pub use procedure::{ProcedureInfo, ProcedureState};
 pub use schema::{BloomFilter, ColumnFamily, Compression, DataBlockEncoding, TableDescriptor};
 pub use snapshot::SnapshotInfo;
 pub use splits::{uniform_split_keys, ycsb_split_keys};
@@ -311,17 +314,10 @@ impl Admin {
                 State::Finished => {
                     return match resp.exception {
                         None => Ok(()),
-                        Some(ex) => {
-                            let generic = ex.generic_exception.unwrap_or_default();
-                            Err(Error::ProcedureFailed {
-                                proc_id,
-                                message: format!(
-                                    "{}: {}",
-                                    generic.class_name.unwrap_or_default(),
-                                    generic.message.unwrap_or_default()
-                                ),
-                            })
-                        }
+                        Some(ex) => Err(Error::ProcedureFailed {
+                            proc_id,
+                            message: procedure::failure_text(ex),
+                        }),
                     }
                 }
                 State::NotFound => {
