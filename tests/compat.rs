@@ -505,11 +505,17 @@ async fn a_snapshot_is_taken_as_the_masters_version_takes_it() {
             .into_iter()
             .filter(|p| !earlier.contains(&p.id))
             .collect();
+        // Another client of the cluster may take a snapshot meanwhile: ours is one of the new
+        // ones, and it finished (the call returned).
         if has_snapshot_procedure(&version) {
-            assert_eq!(new.len(), 1, "HBase {version}: {new:?}");
-            assert_eq!(new[0].state, ProcedureState::Success, "{new:?}");
-            assert_eq!(new[0].failure, None);
+            assert!(
+                new.iter()
+                    .any(|p| p.state == ProcedureState::Success && p.failure.is_none()),
+                "HBase {version}: no new snapshot procedure that succeeded: {new:?}"
+            );
         } else {
+            // 2.4 and 2.5 have no such procedure: the snapshot completed through
+            // IsSnapshotDone polls, the one path those versions have.
             assert!(new.is_empty(), "HBase {version}: {new:?}");
         }
 

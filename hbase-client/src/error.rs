@@ -259,7 +259,8 @@ pub enum Error {
         /// The region name.
         region: String,
     },
-    /// A master procedure (create, delete, split…) finished with a failure.
+    /// A master procedure (create, delete, split, a snapshot on HBase 2.6+…) finished with a
+    /// failure.
     #[error("procedure {proc_id} failed: {message}")]
     ProcedureFailed {
         /// The master's procedure id.

@@ -203,9 +203,10 @@ fn short(workload: &str) -> String {
 
 /// The names of what a sweep makes in HBase: its snapshot of the loaded table and the clones
 /// of it (a table per point, one for the server warm-up). Each ends in the process, how many
-/// sweeps it started before, and four random hex digits, so that two sweeps of one program (a
-/// test, an application calling [`crate::execute`]) never reuse a name, nor two client
-/// machines whose sweeps happen to run under the same pid against one cluster. Before 2.6 (and
+/// sweeps it started before, and eight random hex digits: two sweeps of one program (a test, an
+/// application calling [`crate::execute`]) never reuse a name, and two client machines whose
+/// sweeps happen to run under the same pid against one cluster share one only by a 1 in 2^32
+/// chance. Before 2.6 (and
 /// on 2.6 without a nonce) HBase coordinates a snapshot through ZooKeeper by its name, and its
 /// region servers keep a finished snapshot's state under that name until one of the same name
 /// replaces it ("A completed old subproc … is still present, removing" in their log); the one
@@ -222,7 +223,7 @@ impl Names {
         let n = SWEEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Names {
             table: table.to_string(),
-            tag: format!("{}_{n}_{:04x}", std::process::id(), rand::random::<u16>()),
+            tag: format!("{}_{n}_{:08x}", std::process::id(), rand::random::<u32>()),
         }
     }
 
@@ -586,14 +587,14 @@ mod tests {
     }
 
     #[test]
-    fn names_end_in_the_process_the_sweep_count_and_four_random_hex_digits() {
+    fn names_end_in_the_process_the_sweep_count_and_eight_random_hex_digits() {
         let (first, second) = (Names::new("ns:user.table"), Names::new("ns:user.table"));
         let pid = std::process::id().to_string();
         for names in [&first, &second] {
             let parts: Vec<&str> = names.tag.split('_').collect();
             assert_eq!(parts.len(), 3, "{}", names.tag);
             assert_eq!(parts[0], pid);
-            assert_eq!(parts[2].len(), 4);
+            assert_eq!(parts[2].len(), 8);
             assert!(parts[2].chars().all(|c| c.is_ascii_hexdigit()));
             // HBase's rule for snapshot and table names.
             for name in [names.snapshot(), names.point(3), names.warm()] {

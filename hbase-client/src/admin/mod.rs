@@ -96,7 +96,7 @@ impl Admin {
             table_schema: desc.to_proto(),
             split_keys: keys,
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::CreateTableResponse = self.master_call("CreateTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
@@ -123,7 +123,7 @@ impl Admin {
         let req = hbase_proto::DisableTableRequest {
             table_name: table.to_proto(),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::DisableTableResponse =
             self.master_call("DisableTable", &req).await?;
@@ -137,7 +137,7 @@ impl Admin {
         let req = hbase_proto::EnableTableRequest {
             table_name: table.to_proto(),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::EnableTableResponse = self.master_call("EnableTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
@@ -156,7 +156,7 @@ impl Admin {
             table_name: table.to_proto(),
             preserve_splits: Some(preserve_splits),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::TruncateTableResponse =
             self.master_call("truncateTable", &req).await?;
@@ -170,7 +170,7 @@ impl Admin {
         let req = hbase_proto::DeleteTableRequest {
             table_name: table.to_proto(),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::DeleteTableResponse = self.master_call("DeleteTable", &req).await?;
         self.wait_procedure(resp.proc_id).await?;
@@ -297,14 +297,21 @@ impl Admin {
         op.retry(|| self.rt.locator.table_regions(table)).await
     }
 
-    /// Polls the master until procedure `proc_id` finishes, with growing pauses.
+    /// Polls the master until procedure `proc_id` finishes, with growing pauses, for at most
+    /// [`Admin::timeout`].
     pub(crate) async fn wait_procedure(&self, proc_id: Option<u64>) -> Result<()> {
         let Some(proc_id) = proc_id else {
             return Ok(());
         };
+        self.wait_procedure_until(proc_id, Instant::now() + self.timeout)
+            .await
+    }
+
+    /// Polls the master until procedure `proc_id` finishes, with growing pauses, until
+    /// `deadline` (for a caller whose wait began before the procedure did).
+    pub(crate) async fn wait_procedure_until(&self, proc_id: u64, deadline: Instant) -> Result<()> {
         use hbase_proto::get_procedure_result_response::State;
         let limit = self.timeout;
-        let deadline = Instant::now() + limit;
         let mut pause = Duration::from_millis(20);
         loop {
             let req = hbase_proto::GetProcedureResultRequest { proc_id };

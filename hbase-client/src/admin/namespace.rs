@@ -17,7 +17,7 @@ impl Admin {
                 configuration: Vec::new(),
             },
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::CreateNamespaceResponse =
             self.master_call("CreateNamespace", &req).await?;
@@ -33,7 +33,7 @@ impl Admin {
         let req = hbase_proto::DeleteNamespaceRequest {
             namespace_name: name.to_string(),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::DeleteNamespaceResponse =
             self.master_call("DeleteNamespace", &req).await?;

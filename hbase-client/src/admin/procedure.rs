@@ -1,8 +1,10 @@
 //! What the master runs: its procedures (`GetProcedures`) and the version it runs.
 //!
 //! DDL, region moves and, on HBase 2.6+, snapshots are master procedures. The list shows the
-//! ones running and those finished recently (the master drops a finished procedure after a
-//! while: `hbase.procedure.cleaner.evict.ttl`, 15 minutes by default).
+//! ones running and those finished recently: the master drops a finished procedure
+//! `hbase.procedure.cleaner.acked.evict.ttl` (5 minutes by default) after a client read its
+//! result, as this client does for every procedure it waits on, and
+//! `hbase.procedure.cleaner.evict.ttl` (15 minutes) after it finished otherwise.
 
 use super::Admin;
 use crate::error::Result;
@@ -79,7 +81,8 @@ pub(super) fn failure_text(e: hbase_proto::ForeignExceptionMessage) -> String {
 
 impl Admin {
     /// The master's procedures: those running and those finished recently, in the master's
-    /// order (HBase's `Admin.getProcedures`).
+    /// order (HBase's `Admin.getProcedures`). On a secured cluster this needs the admin
+    /// permission.
     pub async fn procedures(&self) -> Result<Vec<ProcedureInfo>> {
         let resp: hbase_proto::GetProceduresResponse = self
             .master_call("GetProcedures", &hbase_proto::GetProceduresRequest {})

@@ -41,9 +41,13 @@ impl Admin {
     /// default `FLUSH` type does) and waits until it is complete: on HBase 2.6+ as a master
     /// procedure, on older masters by polling `IsSnapshotDone` (see the module's notes).
     ///
-    /// Fails with [`Error::InvalidInput`] for a name
-    /// HBase would refuse, and with the master's error (for example
-    /// `SnapshotExistsException`) otherwise.
+    /// Fails with [`Error::InvalidInput`] for a name HBase would refuse, and with the master's
+    /// error when it refuses the request (for example `SnapshotExistsException`, or a table that
+    /// does not exist). A snapshot that fails once under way is the master's
+    /// `HBaseSnapshotException` on the older path, and [`Error::ProcedureFailed`] (the
+    /// procedure's id and the failure's `class: message`) on 2.6+. Waiting longer than
+    /// [`Admin::timeout`] fails with [`ErrorKind::Timeout`](crate::ErrorKind::Timeout), which
+    /// names the snapshot, or on 2.6+ its procedure.
     pub async fn snapshot(&self, name: &str, table: &TableName) -> Result<()> {
         check_snapshot_name(name)?;
         let desc = SnapshotDescription {
@@ -56,14 +60,14 @@ impl Admin {
         let req = hbase_proto::SnapshotRequest {
             snapshot: desc.clone(),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::SnapshotResponse = self.master_call("Snapshot", &req).await?;
         // A procedure id: a 2.6+ master took it as a procedure.
         if let Some(proc_id) = resp.proc_id {
             let proc_id = u64::try_from(proc_id)
                 .map_err(|_| Error::Protocol(format!("snapshot {name}: procedure id {proc_id}")))?;
-            return self.wait_procedure(Some(proc_id)).await;
+            return self.wait_procedure_until(proc_id, deadline).await;
         }
         let mut pause = Duration::from_millis(20);
         loop {
@@ -155,7 +159,7 @@ impl Admin {
                 ..Default::default()
             },
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
             restore_acl: Some(false),
         };
         let resp: hbase_proto::RestoreSnapshotResponse =

@@ -107,7 +107,7 @@ impl Admin {
             region_info: region_to_proto(region),
             split_row: Some(Bytes::copy_from_slice(split_key)),
             nonce_group: Some(self.nonce_group),
-            nonce: Some(rand::random()),
+            nonce: Some(crate::runtime::new_nonce()),
         };
         let resp: hbase_proto::SplitTableRegionResponse =
             self.master_call("SplitRegion", &req).await?;
