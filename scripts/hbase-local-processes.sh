@@ -358,7 +358,10 @@ cmd_procs_start() {
   local port n
   for port in "$ZK_PORT" "$(procs_master_port 1)" "$(procs_master_port 2)" \
               $(for (( n = 1; n <= NUM_RS; n++ )); do procs_rs_port "$n"; done); do
-    port_in_use "$port" && die "port $port is already in use; move the cluster with HBASE_LOCAL_ZK_PORT / HBASE_LOCAL_MASTER_PORT"
+    # A daemon of another cluster on these ports may still be exiting (killed, its sockets not
+    # yet closed): give it PORT_FREE_TIMEOUT seconds before calling the port taken.
+    wait_port_free "$port" "$PORT_FREE_TIMEOUT" \
+      || die "port $port is already in use; move the cluster with HBASE_LOCAL_ZK_PORT / HBASE_LOCAL_MASTER_PORT"
   done
   local java; java=$(java_bin); check_java_version "$java"
   check_hbase_version
@@ -412,12 +415,19 @@ procs_master_registered() {
 }
 
 procs_kill_all() {
-  local role pid
+  local role pid pids=()
   for role in $(procs_roles); do
-    if pid=$(procs_pid "$role"); then kill -KILL "$pid" 2>/dev/null || true; fi
+    if pid=$(procs_pid "$role"); then
+      kill -KILL "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
   done
-  for role in $(procs_roles); do
-    if pid=$(procs_pid "$role"); then wait_gone "$pid" "$KILL_TIMEOUT" || true; fi
+  # Wait on the pids taken before the kill, not on procs_pid again: a killed process's
+  # /proc/PID/cmdline reads empty as soon as its memory is released, which comes before its
+  # sockets are closed (a JVM of a few GiB: a fraction of a second). procs_pid then no longer
+  # knows it while its ports are still bound, and the next start found a port in use.
+  for pid in "${pids[@]}"; do
+    wait_gone "$pid" "$KILL_TIMEOUT" || say "pid $pid still alive ${KILL_TIMEOUT}s after SIGKILL"
   done
 }
 

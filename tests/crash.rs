@@ -217,6 +217,37 @@ fn in_wal_files(cluster: &ProcessCluster, needle: &[u8]) -> bool {
 // ---------------------------------------------------------------------------------------------
 // 1. kill -9 of a region server during a buffered load
 
+/// `stop --kill` returns only once every daemon is gone, its ports with it: the next scenario
+/// starts on the same ports at once. A killed process's `/proc/PID/cmdline` reads empty as soon
+/// as its memory is released, before its sockets close; the script once took that for "gone",
+/// returned with 3 or 4 of the cluster's 6 ports still bound, and a scenario's start failed with
+/// "port 16013 is already in use".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_cluster_has_freed_its_ports_when_stop_returns() {
+    let _turn = TURN.lock().await;
+    let cluster = ProcessCluster::start(CLUSTER_DIR, &[]).await;
+    let mut ports = vec![
+        cluster.zk_port(),
+        cluster.master_port(1),
+        cluster.master_port(2),
+    ];
+    ports.extend((1..=hbase_it::processes::REGION_SERVERS).map(|n| cluster.rs_port(n)));
+    for &port in &ports {
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+            "nothing listens on {port} in a running cluster"
+        );
+    }
+    let out = cluster.script(&["stop", "--kill"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let bound: Vec<u16> = ports
+        .iter()
+        .copied()
+        .filter(|&port| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok())
+        .collect();
+    assert!(bound.is_empty(), "still bound after stop --kill: {bound:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn region_server_killed_during_buffered_load_loses_nothing() {
     let _turn = TURN.lock().await;

@@ -95,6 +95,11 @@ impl ProcessCluster {
         cluster
     }
 
+    /// ZooKeeper's port.
+    pub fn zk_port(&self) -> u16 {
+        self.zk_port
+    }
+
     /// ZooKeeper address, `127.0.0.1:<port>`.
     pub fn zk(&self) -> String {
         format!("127.0.0.1:{}", self.zk_port)
