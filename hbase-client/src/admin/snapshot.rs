@@ -1,9 +1,8 @@
 //! Table snapshots: take, list, clone into a new table, restore in place, delete.
 //!
 //! Taking a snapshot sends a nonce, as HBase's Java client does since 2.6. A 2.6+ master then
-//! runs the snapshot as a master procedure (`SnapshotProcedure`, one child procedure per
-//! region, each retried by the master) and answers with its id, which is waited on like table
-//! DDL. An older master (2.4, 2.5), or one with `hbase.snapshot.procedure.enabled` off, takes
+//! runs the snapshot as a master procedure (`SnapshotProcedure`, with a child procedure per
+//! region) and answers with its id, which is waited on like table DDL. An older master (2.4, 2.5), or one with `hbase.snapshot.procedure.enabled` off, takes
 //! it the older way, coordinated through ZooKeeper, and answers without an id; the client then
 //! polls `IsSnapshotDone`, which raises the snapshot's failure if it failed. Without the nonce
 //! a 2.6 master took every snapshot the older way, where one of CI's failed once with "had an
