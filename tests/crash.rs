@@ -215,7 +215,7 @@ fn in_wal_files(cluster: &ProcessCluster, needle: &[u8]) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1. kill -9 of a region server during a buffered load
+// 0. the scenarios' own cluster: stopped, it frees its ports
 
 /// `stop --kill` returns only once every daemon is gone, its ports with it: the next scenario
 /// starts on the same ports at once. A killed process's `/proc/PID/cmdline` reads empty as soon
@@ -247,6 +247,9 @@ async fn a_killed_cluster_has_freed_its_ports_when_stop_returns() {
         .collect();
     assert!(bound.is_empty(), "still bound after stop --kill: {bound:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// 1. kill -9 of a region server during a buffered load
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn region_server_killed_during_buffered_load_loses_nothing() {
