@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
+use hbase_client::admin::ProcedureState;
 use hbase_client::{
     Action, Append, CellRef, CellType, CheckAndMutate, Client, ColumnFamily, Comparator, CompareOp,
     Delete, Filter, Get, Increment, Mutation, MutatorConfig, Put, RawRow, Scan, Table,
@@ -1012,6 +1013,86 @@ async fn spread(client: &Client, name: &TableName) -> usize {
         .filter_map(|r| r.server)
         .collect();
     hosts.len()
+}
+
+/// The ids and states of the master's snapshot procedures.
+async fn snapshot_procedures(admin: &hbase_client::Admin) -> Vec<(u64, ProcedureState)> {
+    admin
+        .procedures()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.class_name.ends_with(".SnapshotProcedure"))
+        .map(|p| (p.id, p.state))
+        .collect()
+}
+
+/// A snapshot goes the master's way Java's client sends it: the Java client
+/// (`Admin.snapshot`) and ours each snapshot one table, and each adds a snapshot procedure that
+/// succeeded, or neither adds any (a master before 2.6, which has none, or a Java client that
+/// sends no nonce).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_takes_the_masters_path_javas_takes() {
+    tokio::time::timeout(Duration::from_secs(300), async {
+        let client = hbase_it::client().await;
+        let admin = client.admin().with_timeout(Duration::from_secs(120));
+        let name = hbase_it::unique_table("interop_snap");
+        hbase_it::create_table(&client, &name, &[]).await;
+        client
+            .table(&name.to_string())
+            .unwrap()
+            .put(Put::new("r").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        let base = String::from_utf8_lossy(name.qualifier()).into_owned();
+        let (java_snap, rust_snap) = (format!("{base}_java"), format!("{base}_rust"));
+        let dir: PathBuf = [env!("CARGO_MANIFEST_DIR"), "target", "interop", &base]
+            .iter()
+            .collect();
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec_path = dir.join("snapshot-spec.txt");
+        std::fs::write(&spec_path, format!("table {name}\nsnapshot {java_snap}\n")).unwrap();
+
+        let before = snapshot_procedures(&admin).await;
+        tokio::task::spawn_blocking(move || hbase_it::run_java_interop(&spec_path))
+            .await
+            .unwrap();
+        let after_java = snapshot_procedures(&admin).await;
+        admin.snapshot(&rust_snap, &name).await.unwrap();
+        let after_rust = snapshot_procedures(&admin).await;
+        let added = |earlier: &[(u64, ProcedureState)], later: &[(u64, ProcedureState)]| {
+            later
+                .iter()
+                .filter(|p| !earlier.iter().any(|e| e.0 == p.0))
+                .map(|p| p.1)
+                .collect::<Vec<_>>()
+        };
+        let (by_java, by_rust) = (added(&before, &after_java), added(&after_java, &after_rust));
+        assert_eq!(
+            by_java.contains(&ProcedureState::Success),
+            by_rust.contains(&ProcedureState::Success),
+            "snapshot procedures added by Java's snapshot {by_java:?}, by ours {by_rust:?}"
+        );
+        let listed: Vec<String> = admin
+            .list_snapshots()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        for snap in [&java_snap, &rust_snap] {
+            assert!(listed.contains(snap), "{snap} not in {listed:?}");
+            admin.delete_snapshot(snap).await.unwrap();
+        }
+        hbase_it::drop_table(&client, &name).await;
+        eprintln!(
+            "interop: a snapshot adds a succeeded SnapshotProcedure: Java {}, ours {}",
+            by_java.contains(&ProcedureState::Success),
+            by_rust.contains(&ProcedureState::Success)
+        );
+    })
+    .await
+    .expect("the snapshot scenario did not finish within 300 s");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -27,6 +27,7 @@
 //                                       ascending order), from the Java client's own metrics
 //                                       (clients 2.5 and 2.6: read by reflection, so that the
 //                                       program still compiles against others)
+//   snapshot NAME                       Admin.snapshot of the table under NAME (waits until done)
 //   dump FILE                           the queries up to `end`, results to FILE:
 //     scan [start=B] [stop=B] [stopinclusive] [reversed] [versions=N] [family=B]
 //          [column=B:B] [limit=N] [caching=N] [maxsize=N] [timerange=A:B] [filter=F]
@@ -185,6 +186,11 @@ public class Interop {
         return;
       case "log":
         logFile = Path.of(t[1]);
+        return;
+      case "snapshot":
+        try (org.apache.hadoop.hbase.client.Admin admin = conn.getAdmin()) {
+          admin.snapshot(t[1], tableName);
+        }
         return;
       case "batch-begin":
       case "mutator-begin":
