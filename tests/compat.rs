@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use hbase_client::admin::{ProcedureInfo, ProcedureState};
+use hbase_client::admin::ProcedureState;
 use hbase_client::{
     Action, ActionResult, Append, CheckAndMutate, Client, ClientConfig, ColumnFamily, Comparator,
     CompareOp, Delete, ErrorKind, Filter, Get, Increment, MutatorConfig, Put, RowResult, Scan,
@@ -469,13 +469,6 @@ fn snapshot_procedures_begin_with_2_6() {
     }
 }
 
-/// The master's snapshot procedures, by id.
-fn snapshot_procedures(all: Vec<ProcedureInfo>) -> Vec<ProcedureInfo> {
-    all.into_iter()
-        .filter(|p| p.class_name.ends_with(".SnapshotProcedure"))
-        .collect()
-}
-
 /// A snapshot as the master takes it: on 2.6+ a master procedure (the client sends a nonce, as
 /// Java's does since 2.6; without it the master took the older way), before 2.6 the
 /// ZooKeeper-coordinated kind, polled with IsSnapshotDone. Either way a clone holds the rows of
@@ -494,17 +487,11 @@ async fn a_snapshot_is_taken_as_the_masters_version_takes_it() {
                 .await
                 .unwrap();
         }
-        let earlier: Vec<u64> = snapshot_procedures(admin.procedures().await.unwrap())
-            .iter()
-            .map(|p| p.id)
-            .collect();
+        let earlier = hbase_it::snapshot_procedures(&admin).await;
 
         let snap = format!("{}_s", String::from_utf8_lossy(name.qualifier()));
         admin.snapshot(&snap, &name).await.unwrap();
-        let new: Vec<ProcedureInfo> = snapshot_procedures(admin.procedures().await.unwrap())
-            .into_iter()
-            .filter(|p| !earlier.contains(&p.id))
-            .collect();
+        let new = hbase_it::procedures_added(&earlier, hbase_it::snapshot_procedures(&admin).await);
         // Another client of the cluster may take a snapshot meanwhile: ours is one of the new
         // ones, and it finished (the call returned).
         if has_snapshot_procedure(&version) {

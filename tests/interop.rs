@@ -1015,18 +1015,6 @@ async fn spread(client: &Client, name: &TableName) -> usize {
     hosts.len()
 }
 
-/// The ids and states of the master's snapshot procedures.
-async fn snapshot_procedures(admin: &hbase_client::Admin) -> Vec<(u64, ProcedureState)> {
-    admin
-        .procedures()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|p| p.class_name.ends_with(".SnapshotProcedure"))
-        .map(|p| (p.id, p.state))
-        .collect()
-}
-
 /// A snapshot goes the master's way Java's client sends it: the Java client
 /// (`Admin.snapshot`) and ours each snapshot one table, and each adds a snapshot procedure that
 /// succeeded, or neither adds any (a master before 2.6, which has none, or a Java client that
@@ -1053,21 +1041,18 @@ async fn a_snapshot_takes_the_masters_path_javas_takes() {
         let spec_path = dir.join("snapshot-spec.txt");
         std::fs::write(&spec_path, format!("table {name}\nsnapshot {java_snap}\n")).unwrap();
 
-        let before = snapshot_procedures(&admin).await;
+        let before = hbase_it::snapshot_procedures(&admin).await;
         tokio::task::spawn_blocking(move || hbase_it::run_java_interop(&spec_path))
             .await
             .unwrap();
-        let after_java = snapshot_procedures(&admin).await;
+        let after_java = hbase_it::snapshot_procedures(&admin).await;
         admin.snapshot(&rust_snap, &name).await.unwrap();
-        let after_rust = snapshot_procedures(&admin).await;
-        let added = |earlier: &[(u64, ProcedureState)], later: &[(u64, ProcedureState)]| {
-            later
-                .iter()
-                .filter(|p| !earlier.iter().any(|e| e.0 == p.0))
-                .map(|p| p.1)
-                .collect::<Vec<_>>()
+        let after_rust = hbase_it::snapshot_procedures(&admin).await;
+        let states = |added: Vec<hbase_client::admin::ProcedureInfo>| {
+            added.into_iter().map(|p| p.state).collect::<Vec<_>>()
         };
-        let (by_java, by_rust) = (added(&before, &after_java), added(&after_java, &after_rust));
+        let by_java = states(hbase_it::procedures_added(&before, after_java.clone()));
+        let by_rust = states(hbase_it::procedures_added(&after_java, after_rust));
         assert_eq!(
             by_java.contains(&ProcedureState::Success),
             by_rust.contains(&ProcedureState::Success),

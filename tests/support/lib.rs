@@ -439,6 +439,29 @@ pub async fn create_table(client: &Client, name: &TableName, splits: &[&str]) {
         .expect("create table");
 }
 
+/// The master's snapshot procedures (class `…SnapshotProcedure`; HBase 2.6+ runs one per
+/// snapshot a client sends with a nonce), as [`Admin::procedures`] lists them now.
+pub async fn snapshot_procedures(admin: &Admin) -> Vec<hbase_client::admin::ProcedureInfo> {
+    admin
+        .procedures()
+        .await
+        .expect("list the master's procedures")
+        .into_iter()
+        .filter(|p| p.class_name.ends_with(".SnapshotProcedure"))
+        .collect()
+}
+
+/// The procedures of `later` whose ids `earlier` does not have.
+pub fn procedures_added(
+    earlier: &[hbase_client::admin::ProcedureInfo],
+    later: Vec<hbase_client::admin::ProcedureInfo>,
+) -> Vec<hbase_client::admin::ProcedureInfo> {
+    later
+        .into_iter()
+        .filter(|p| !earlier.iter().any(|e| e.id == p.id))
+        .collect()
+}
+
 /// The rows of `name`, counted by a full scan.
 pub async fn count_rows(client: &Client, name: &TableName) -> usize {
     client
