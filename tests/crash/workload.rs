@@ -94,19 +94,27 @@ pub struct Failure {
     /// `ErrorKind::OutcomeUnknown`: an attempt may have been applied. Otherwise none was.
     pub unknown: bool,
     pub message: String,
+    /// What the errors are counted by: the client's kind, the server's exception class (if a
+    /// server raised one) and the message's first line with its numbers masked. The class is
+    /// there because two causes can share a long first line's opening.
+    pub group: String,
 }
 
 impl Failure {
     pub fn of(e: &Error) -> Failure {
+        let message = e.to_string();
+        let class = e.remote().map_or("-", |r| r.short_class_name());
         Failure {
             unknown: e.kind() == ErrorKind::OutcomeUnknown,
-            message: e.to_string(),
+            group: format!("{:?} {class}: {}", e.kind(), masked_first_line(&message)),
+            message,
         }
     }
 
     fn context(e: &Error, what: &str) -> Failure {
         let mut f = Failure::of(e);
         f.message = format!("{what}: {}", f.message);
+        f.group = format!("{what}: {}", f.group);
         f
     }
 }
@@ -564,8 +572,8 @@ impl Report {
     }
 }
 
-/// The first line of an error, with numbers masked, to count errors by kind.
-fn error_kind(e: &str) -> String {
+/// The first line of an error message, with numbers masked, at most 160 characters.
+fn masked_first_line(e: &str) -> String {
     let first = e.lines().next().unwrap_or("");
     let mut out = String::new();
     let mut last_digit = false;
@@ -591,11 +599,11 @@ pub async fn account(table: &Table, ledger: &Ledger) -> Report {
     let mut errors: HashMap<String, u64> = HashMap::new();
     for r in &records {
         if let Err(e) = &r.outcome {
-            *errors.entry(error_kind(&e.message)).or_default() += 1;
+            *errors.entry(e.group.clone()).or_default() += 1;
         }
     }
     for e in buffered_failed.values() {
-        *errors.entry(error_kind(&e.message)).or_default() += 1;
+        *errors.entry(e.group.clone()).or_default() += 1;
     }
 
     // Rows written once: (row, via, None if acked or Some(outcome unknown)).
