@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::StreamExt;
 use hbase_client::{
     Action, Append, CheckAndMutate, Client, Comparator, CompareOp, ErrorKind, Filter, Get,
     Increment, Put, RowMutations, ServerName, TableName,
@@ -843,4 +844,95 @@ async fn row_whose_meta_key_is_too_long_is_refused_before_sending() {
     assert!(err.to_string().contains("meta"), "{err}");
     assert_eq!(calls(&client), before, "something was sent");
     hbase_it::drop_table(&client, &name).await;
+}
+
+/// A scan's operation timeout bounds the time without an answer, not the time to a whole row:
+/// a row the server sends in pieces (one cell an answer), more slowly in all than the
+/// operation timeout, is scanned whole. Java's scanner gives every `next` call a timeout of its
+/// own. Before, only a delivered row counted, so the pieces of one row (and the heartbeats of
+/// a filter that matches nothing for a while) ran the scan out of time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_sent_in_pieces_slower_than_the_operation_timeout_is_scanned_whole() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "slow_pieces").await;
+        let mut wide = Put::new("wide");
+        for i in 0..40 {
+            wide = wide.add("cf", format!("q{i:02}"), "v");
+        }
+        t.put(wide).await.unwrap();
+        let slow = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .rpc_timeout(Duration::from_millis(1500))
+            .operation_timeout(Duration::from_secs(2))
+            .build();
+        ctl.record(|r| r.method == "Scan");
+        // 40 answers of one cell, each 100 ms late: 4 s in all, twice the operation timeout.
+        ctl.set_delay(Duration::from_millis(100));
+        let mut stream = slow.scan(
+            hbase_client::Scan::new()
+                .start_row("wide")
+                .stop_row("wide\0")
+                .max_result_size(1),
+        );
+        let mut rows = Vec::new();
+        while let Some(row) = stream.next().await {
+            rows.push(row);
+        }
+        ctl.set_delay(Duration::ZERO);
+        let calls = ctl.recorded().len();
+        let rows: Vec<hbase_client::RowResult> = rows
+            .into_iter()
+            .collect::<hbase_client::Result<_>>()
+            .unwrap_or_else(|e| panic!("the scan failed after {calls} Scan calls: {e}"));
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].cells.len(), 40);
+        // The server did send the row in pieces: one call per cell, and more.
+        assert!(calls >= 40, "{calls} Scan calls");
+        ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// An answer to a write that cannot be read says nothing of what the server did: the write may
+/// have been applied, and the error says so, as for a Multi's unreadable answer. Before, an
+/// increment whose answer's cells were damaged failed as retryable ("not applied"), although
+/// the server had applied it, and a retry was free to go to another server, which does not
+/// know its nonce.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_whose_answer_cannot_be_read_is_reported_outcome_unknown() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "unreadable_write").await;
+        let once = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .retries(0)
+            .build();
+        ctl.corrupt_next(1, hbase_it::proxy::Corruption::CellBlock);
+        let err = once
+            .increment(Increment::new("n").add("cf", "c", 1))
+            .await
+            .unwrap_err();
+        eprintln!("increment whose answer's cells were damaged: {err}");
+        assert_eq!(ctl.damaged(), 1, "the answer was damaged");
+        assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+        let row = t.get(Get::new("n")).await.unwrap().unwrap();
+        assert_eq!(counter(&row, "c"), 1, "the server applied it");
+
+        // With retries, the retry carries the same nonce to the same server: applied once,
+        // and the caller gets its value.
+        ctl.corrupt_next(1, hbase_it::proxy::Corruption::CellBlock);
+        let value = t.increment_column("n", "cf", "c", 1).await.unwrap();
+        assert_eq!(ctl.damaged(), 2);
+        assert_eq!(value, 2);
+        let row = t.get(Get::new("n")).await.unwrap().unwrap();
+        assert_eq!(counter(&row, "c"), 2, "applied once more, not twice");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
 }

@@ -32,7 +32,6 @@ use crate::ops::{
 };
 use crate::region::{Location, TableName};
 use crate::rpc::cellblock::{check_row, CellBlockReader};
-use crate::rpc::connection::Delivery;
 use crate::rpc::frame::ResponseBody;
 use crate::runtime::caller::{CallOptions, Endpoint, Idempotency, Operation, Place, Target};
 use crate::runtime::locator::Seek;
@@ -470,13 +469,8 @@ where
     let ep = op.resolve(target).await?;
     let loc = ep.loc.as_ref().expect("a region target has a location");
     let body = op.call(&ep, method, &request(loc), cellblock).await?;
-    parse(body, &ep).inspect_err(|e| {
-        op.observe(
-            e,
-            Place::Regions(std::slice::from_ref(loc)),
-            Delivery::Answered,
-        );
-    })
+    parse(body, &ep)
+        .inspect_err(|e| op.answer_failed(&ep, Place::Regions(std::slice::from_ref(loc)), e))
 }
 
 /// A conditional write that reports "not applied" after an attempt that may have been

@@ -197,6 +197,16 @@ impl<'a> Operation<'a> {
     /// more, and it has a whole operation timeout again.
     pub(crate) fn progressed(&self) {
         self.failures.store(0, Ordering::Relaxed);
+        self.answered();
+    }
+
+    /// A server answered one of the operation's calls without moving it on for its caller (a
+    /// scan's heartbeat, or a piece of a row not complete yet): it has a whole operation
+    /// timeout again from now, as Java's scanner gives every `next` call a timeout of its
+    /// own. Its failures still count, unlike after [`progressed`](Self::progressed): a server
+    /// that answers between failures without the scan moving on cannot keep it retrying
+    /// forever.
+    pub(crate) fn answered(&self) {
         let until = self.started.elapsed() + self.opts.operation_timeout;
         self.deadline_nanos.store(
             until.as_nanos().min(u64::MAX as u128) as u64,
@@ -343,6 +353,21 @@ impl<'a> Operation<'a> {
             self.observe(&failed.error, place, failed.delivery);
         }
         result
+    }
+
+    /// Reading the answer of a call on `ep` (for `place`) failed with `e`. An answer that
+    /// cannot be read (`Error::Protocol`) says nothing of what the server did, so a write's
+    /// attempt may have been applied, as when no answer came (a Multi whose answer cannot be
+    /// read fails its actions the same way); an exception found in an answer is an answer.
+    pub(crate) fn answer_failed(&self, ep: &Endpoint, place: Place<'_>, e: &Error) {
+        let delivery = match e {
+            Error::Protocol(_) => Delivery::Unknown,
+            _ => Delivery::Answered,
+        };
+        self.observe(e, place, delivery);
+        if delivery == Delivery::Unknown {
+            self.note_unanswered(ep.server(), e);
+        }
     }
 
     /// Applies what `e` says about `place` to the location cache, and counts it.
