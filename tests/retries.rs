@@ -936,3 +936,36 @@ async fn a_write_whose_answer_cannot_be_read_is_reported_outcome_unknown() {
     })
     .await;
 }
+
+/// A pause too long to add to the clock (a retry policy's, or a throttled server's wait
+/// parsed from its message) ends the operation with a timeout; it panicked before.
+#[derive(Debug)]
+struct EndlessPause;
+
+impl hbase_client::RetryPolicy for EndlessPause {
+    fn next_pause(&self, _attempt: u32, _error: &hbase_client::Error) -> Option<Duration> {
+        Some(Duration::MAX)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_too_long_for_the_clock_ends_the_operation_as_a_timeout() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b.retry_policy(EndlessPause)).await;
+        let (name, t, ctl) = one_region_table(&client, &proxy, "endless_pause").await;
+        ctl.inject_exception(
+            "Get",
+            "org.apache.hadoop.hbase.RegionTooBusyException",
+            false,
+            1,
+        );
+        let err = t.get(Get::new("warm")).await.unwrap_err();
+        eprintln!("a pause of Duration::MAX: {err}");
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+        ctl.clear();
+        t.get(Get::new("warm")).await.unwrap().unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}

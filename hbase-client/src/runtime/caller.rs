@@ -501,7 +501,12 @@ impl<'a> Operation<'a> {
                 last: Box::new(e),
             }));
         };
-        if Instant::now() + pause >= self.deadline() {
+        // A pause past the deadline (or too long to add to the clock: a policy's or a
+        // server's number) ends the operation now.
+        if Instant::now()
+            .checked_add(pause)
+            .is_none_or(|resume| resume >= self.deadline())
+        {
             let what = match self.table {
                 Some(t) => format!("operation on {t}"),
                 None => "operation".to_string(),

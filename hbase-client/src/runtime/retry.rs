@@ -66,7 +66,9 @@ impl RetryPolicy for HBaseBackoff {
 }
 
 /// The wait in an RpcThrottlingException message, e.g.
-/// `"number of request exceeded - wait 1sec, 500ms"` or `"… - wait 2mins, 3sec"`.
+/// `"number of requests exceeded - wait 1sec, 500ms"` or `"… - wait 1hr, 2mins, 3sec, 0ms"`
+/// (HBase writes hours as `hr`/`hrs`, minutes as `min`/`mins`). The server's numbers are not
+/// trusted: a wait too long to add up is the longest there is, which no deadline outlasts.
 pub(crate) fn throttle_wait(message: &str) -> Option<Duration> {
     let tail = message.lines().next()?.rsplit("wait ").next()?;
     let mut total = Duration::ZERO;
@@ -83,15 +85,15 @@ pub(crate) fn throttle_wait(message: &str) -> Option<Duration> {
         } else if unit.starts_with("sec") {
             Duration::from_secs(n)
         } else if unit.starts_with("min") {
-            Duration::from_secs(60 * n)
-        } else if unit.starts_with("hour") {
-            Duration::from_secs(3600 * n)
+            Duration::from_secs(n.saturating_mul(60))
+        } else if unit.starts_with("hr") || unit.starts_with("hour") {
+            Duration::from_secs(n.saturating_mul(3600))
         } else if unit.starts_with("day") {
-            Duration::from_secs(86400 * n)
+            Duration::from_secs(n.saturating_mul(86400))
         } else {
             continue;
         };
-        total += d;
+        total = total.saturating_add(d);
         found = true;
     }
     found.then_some(total)
@@ -148,6 +150,20 @@ mod tests {
         assert_eq!(
             throttle_wait("read size exceeded - wait 2mins, 3sec"),
             Some(Duration::from_secs(123))
+        );
+        // HBase's own spelling of hours (RpcThrottlingException.stringFromMillis).
+        assert_eq!(
+            throttle_wait("number of requests exceeded - wait 1hr, 0ms"),
+            Some(Duration::from_secs(3600))
+        );
+        assert_eq!(
+            throttle_wait("write size limit exceeded - wait 2hrs, 1min, 4sec, 5ms"),
+            Some(Duration::from_millis(7_264_005))
+        );
+        // Numbers too large to add up saturate instead of overflowing.
+        assert_eq!(
+            throttle_wait("wait 18446744073709551615hrs, 18446744073709551615sec, 9ms"),
+            Some(Duration::MAX)
         );
         let r = remote("RetryImmediatelyException", "");
         assert_eq!(p.next_pause(2, &r), Some(Duration::ZERO));
