@@ -261,6 +261,42 @@ async fn a_dead_first_bootstrap_server_is_skipped() {
     .await;
 }
 
+/// Finding the master ends at the caller's deadline: an Admin call with a 2 s timeout, made
+/// while the registry's server has stopped answering (its connections frozen by the proxy),
+/// fails with a timeout instead of waiting out the registry's own bound (the client's
+/// operation timeout, 60 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_the_master_ends_at_the_callers_deadline() {
+    hbase_it::bounded(40, async {
+        let f = Fixture::new().await;
+        let proxy = hbase_it::proxy::FaultProxy::new();
+        let config = ClientConfig::builder(&f.zk.addr)
+            .registry(Registry::Rpc)
+            .bootstrap_servers(vec![f.master.address()])
+            .connect_timeout(Duration::from_secs(5))
+            .operation_timeout(Duration::from_secs(60))
+            .address_mapper(proxy.mapper())
+            .build()
+            .unwrap();
+        let client = Client::connect(config)
+            .await
+            .expect("bootstrap through the proxy");
+        let ctl = proxy.control(&f.master.address());
+        ctl.freeze_existing();
+        let err = client
+            .admin()
+            .with_timeout(Duration::from_secs(2))
+            .list_tables(None, None)
+            .await
+            .unwrap_err();
+        eprintln!("an Admin call while the registry is frozen: {err}");
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+        ctl.thaw();
+        assert_eq!(f.zk.connections(), 0);
+    })
+    .await;
+}
+
 /// Every bootstrap server dead: `connect` fails (no hang) with the registry's typed error,
 /// naming each server and what it did.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -257,7 +257,7 @@ impl<'a> Operation<'a> {
                 (None, Service::Client, Some(loc), self.opts.priority)
             }
             Target::Master => (
-                Some(rt.master().await?),
+                Some(rt.master(self.deadline()).await?),
                 Service::Master,
                 None,
                 ADMIN_PRIORITY,

@@ -18,7 +18,7 @@ pub(crate) mod zk;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::region::{ServerName, TableName};
 use crate::rpc::secure::Security;
 use caller::{CallOptions, Idempotency, Operation, Target};
@@ -75,12 +75,23 @@ impl Runtime {
         self.pool.stats()
     }
 
-    /// The active master: cached, else asked of the registry.
-    pub(crate) async fn master(&self) -> Result<ServerName> {
+    /// The active master: cached, else asked of the registry, giving up at `deadline` (the
+    /// registry's own bounds are the client's: ZooKeeper's connect timeout, the RPC
+    /// registry's operation timeout, either longer than a short operation's).
+    pub(crate) async fn master(&self, deadline: Instant) -> Result<ServerName> {
         if let Some(m) = self.lock_master().clone() {
             return Ok(m);
         }
-        let m = self.registry.master().await?;
+        let asked = Instant::now();
+        let m = match tokio::time::timeout_at(deadline.into(), self.registry.master()).await {
+            Ok(m) => m?,
+            Err(_) => {
+                return Err(Error::Timeout {
+                    what: "finding the active master (the registry did not answer)".into(),
+                    after: deadline.saturating_duration_since(asked),
+                })
+            }
+        };
         *self.lock_master() = Some(m.clone());
         Ok(m)
     }
