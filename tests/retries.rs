@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use hbase_client::{
-    Action, Append, CheckAndMutate, Client, Comparator, CompareOp, ErrorKind, Filter, Get,
+    Action, Append, CheckAndMutate, Client, Comparator, CompareOp, Delete, ErrorKind, Filter, Get,
     Increment, Put, RowMutations, ServerName, TableName,
 };
 use hbase_it::proxy::{proto_fields, FaultProxy, Field, ProxyControl, RequestInfo};
@@ -965,6 +965,82 @@ async fn a_pause_too_long_for_the_clock_ends_the_operation_as_a_timeout() {
         assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
         ctl.clear();
         t.get(Get::new("warm")).await.unwrap().unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A delete of a column's newest version (no timestamp) is not harmless to apply twice: the
+/// server picks the version as it applies it, so a second application deletes the next one,
+/// and HBase takes no nonce for a delete. After an attempt that may have been applied it is
+/// not retried, alone, in a batch or buffered: the caller learns the outcome is unknown, and
+/// one version is gone, not two. (Java's client retries it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newest_version_delete_is_not_retried_after_it_may_have_been_applied() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let name = hbase_it::unique_table("newest_version_delete");
+        let desc = hbase_client::TableDescriptor::new(name.clone())
+            .family(hbase_client::ColumnFamily::new("cf").max_versions(5));
+        client.admin().create_table(&desc, &[]).await.unwrap();
+        let t = client.table(&name.to_string()).unwrap();
+        let ctl = proxy.control(&server_of(&client, &name, "single").await.address());
+        let versions = |row: &'static str| {
+            let t = t.clone();
+            async move {
+                t.get(Get::new(row).max_versions(5))
+                    .await
+                    .unwrap()
+                    .map_or(0, |r| r.cells.len())
+            }
+        };
+        let newest = |row: &'static str| Delete::new(row).column_version("cf", "q", None);
+        for row in ["single", "batched", "buffered"] {
+            for ts in 1..=3 {
+                t.put(Put::new(row).add_at("cf", "q", ts, format!("v{ts}")))
+                    .await
+                    .unwrap();
+            }
+            assert_eq!(versions(row).await, 3);
+        }
+
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let err = t.delete(newest("single")).await.unwrap_err();
+        eprintln!("a newest-version delete whose answer was lost: {err}");
+        assert_eq!(ctl.dropped(), 1);
+        assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+        assert_eq!(versions("single").await, 2, "one version deleted, not two");
+
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        let results = t.batch(&[Action::Delete(newest("batched"))]).await;
+        let err = results.into_iter().next().unwrap().unwrap_err();
+        assert_eq!(ctl.dropped(), 2);
+        assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+        assert_eq!(versions("batched").await, 2, "one version deleted, not two");
+
+        let mutator = client
+            .buffered_mutator(&name.to_string(), hbase_client::MutatorConfig::default())
+            .unwrap();
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        mutator.mutate(newest("buffered")).await.unwrap();
+        let err = mutator.flush().await.unwrap_err();
+        assert_eq!(ctl.dropped(), 3);
+        assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+        assert_eq!(
+            versions("buffered").await,
+            2,
+            "one version deleted, not two"
+        );
+        mutator.close().await.ok();
+
+        // A delete that names its version is harmless to apply twice and is retried.
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        t.delete(Delete::new("single").column_version("cf", "q", Some(1)))
+            .await
+            .unwrap();
+        assert_eq!(ctl.dropped(), 4);
+        assert_eq!(versions("single").await, 1);
         hbase_it::drop_table(&client, &name).await;
     })
     .await;

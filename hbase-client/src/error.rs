@@ -29,7 +29,9 @@ pub enum ErrorKind {
     /// A write may or may not have been applied: an attempt reached the server (or may have)
     /// and its answer was lost, and the client could not find out. Read the row to know. A
     /// retried increment, append or check-and-mutate is never applied twice (nonces); a
-    /// retried put or delete may be, which is harmless for them.
+    /// retried put or delete may be, which is harmless for them. A delete of a column's newest
+    /// version without a timestamp is not harmless to apply twice and is not retried after
+    /// such an attempt.
     OutcomeUnknown,
     /// The client or a server could not prove who it is: a Kerberos login or SASL exchange
     /// failed, the server refused the client's credentials, or a certificate was refused.

@@ -305,6 +305,20 @@ impl<'a> Batch<'a> {
         // same location is the same server and region), without hashing its server.
         let mut last: Option<(Location, usize, usize)> = None;
         for &idx in &self.pending {
+            // Sent again, a write that no nonce guards could be applied twice.
+            if let (true, Some((_, e))) = (
+                self.actions[idx].applies_once(),
+                self.tracked[idx].unanswered.as_deref(),
+            ) {
+                failed.push((
+                    idx,
+                    Error::OutcomeUnknown {
+                        attempts: 1,
+                        last: Box::new(e.duplicate()),
+                    },
+                ));
+                continue;
+            }
             let hint = hints.as_ref().and_then(|h| h[idx].clone());
             let loc = match hint {
                 Some(loc) => loc,

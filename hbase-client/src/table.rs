@@ -10,7 +10,12 @@
 //!   answer was lost, and no later attempt could settle it. Read the row to find out.
 //! - Any other error from a write: it was not applied.
 //!
-//! Puts and deletes are retried freely (applying one twice is harmless). Increments, appends,
+//! Puts and deletes are retried freely (applying one twice is harmless), except a delete of a
+//! column's newest version that names no timestamp: the server picks the version as it
+//! applies it, so a second application would delete the next one, and HBase takes no nonce
+//! for a delete. After an attempt that may have applied it, such a delete (alone, in a batch,
+//! in row mutations or buffered) is not sent again: it fails with an unknown outcome. Java's
+//! client retries it. Increments, appends,
 //! check-and-mutates and row mutations with increments or appends carry a nonce created before
 //! their first attempt: the region server applies them once however often they are sent, and
 //! after an unanswered attempt they are retried only on that server (another one does not know
@@ -254,7 +259,12 @@ impl Table {
     pub async fn delete(&self, delete: Delete) -> Result<()> {
         delete.validate()?;
         let m = delete.to_proto();
-        self.mutate("delete", &delete.row, m, None, Idempotency::Idempotent)
+        let idempotency = if delete.applies_once() {
+            Idempotency::AtMostOnce
+        } else {
+            Idempotency::Idempotent
+        };
+        self.mutate("delete", &delete.row, m, None, idempotency)
             .await
             .map(|_| ())
     }
@@ -393,6 +403,8 @@ impl Table {
         let guarded = mutations.needs_nonce() || condition.is_some();
         let idempotency = if guarded {
             Idempotency::Nonce
+        } else if mutations.applies_once() {
+            Idempotency::AtMostOnce
         } else {
             Idempotency::Idempotent
         };

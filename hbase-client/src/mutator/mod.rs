@@ -447,7 +447,9 @@ impl Drop for Handle {
 ///   request carrying the mutation may have reached the server and no answer came: it may or
 ///   may not be applied (read the row to know). Puts and deletes carry no nonce, so this
 ///   stays unknown; applying one of them twice is harmless, and the order of writes to one
-///   row is kept across retries.
+///   row is kept across retries. The exception, a delete of a column's newest version
+///   without a timestamp (a second application would delete the next version), is not sent
+///   again after such a request: it fails with this kind.
 /// - Every other failure kind means HBase did not apply it: refused by the server (a
 ///   do-not-retry exception such as a missing family), never sent (invalid, or the mutator
 ///   closed: [`Error::MutatorClosed`]), or retries and time ran out on requests that were all

@@ -151,6 +151,13 @@ impl Action {
         !matches!(self, Action::Get(_))
     }
 
+    /// True when applying it twice differs from applying it once and no nonce can guard it
+    /// (a delete of a column's newest version, [`Delete::applies_once`]): it is not sent
+    /// again after a round that may have applied it.
+    pub(crate) fn applies_once(&self) -> bool {
+        matches!(self, Action::Delete(d) if d.applies_once())
+    }
+
     /// True when applying it twice differs from applying it once: it carries a nonce.
     pub(crate) fn needs_nonce(&self) -> bool {
         matches!(self, Action::Increment(_) | Action::Append(_))

@@ -85,6 +85,18 @@ impl Delete {
         self
     }
 
+    /// True when it deletes a column's newest version without naming its timestamp: the
+    /// server picks the version as it applies it, so applying it twice deletes two versions,
+    /// and HBase takes no nonce for a delete. Such a delete is not retried after an attempt
+    /// that may have been applied (its outcome is then unknown).
+    pub(crate) fn applies_once(&self) -> bool {
+        self.timestamp.is_none()
+            && self
+                .targets
+                .iter()
+                .any(|t| matches!(t, Target::Column(_, _, false, None)))
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         check_row(&self.row)?;
         for t in &self.targets {
@@ -223,6 +235,24 @@ impl Delete {
 mod tests {
     use super::*;
     use crate::rpc::cellblock::CellBlockReader;
+
+    #[test]
+    fn only_a_newest_version_delete_without_a_timestamp_applies_once() {
+        let d = || Delete::new("r");
+        assert!(d().column_version("f", "q", None).applies_once());
+        assert!(d()
+            .column("f", "a")
+            .column_version("f", "q", None)
+            .applies_once());
+        assert!(!d().column_version("f", "q", Some(7)).applies_once());
+        assert!(!d()
+            .column_version("f", "q", None)
+            .timestamp(7)
+            .applies_once());
+        assert!(!d().column("f", "q").applies_once());
+        assert!(!d().family("f").family_version("g", 3).applies_once());
+        assert!(!d().applies_once());
+    }
 
     #[test]
     fn family_version_marks_one_timestamp_in_both_encodings() {

@@ -149,6 +149,14 @@ impl RowMutations {
             .any(|m| matches!(m, RowMutation::Increment(_) | RowMutation::Append(_)))
     }
 
+    /// True when a delete among them must not be applied twice and no nonce guards it
+    /// ([`Delete::applies_once`](super::Delete)).
+    pub(crate) fn applies_once(&self) -> bool {
+        self.mutations
+            .iter()
+            .any(|m| matches!(m, RowMutation::Delete(d) if d.applies_once()))
+    }
+
     /// The actions of their atomic `RegionAction`, every mutation carrying `nonce`.
     pub(crate) fn to_actions(
         &self,

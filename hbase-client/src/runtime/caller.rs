@@ -59,11 +59,14 @@ impl CallOptions {
 pub(crate) enum Idempotency {
     /// Reads: nothing to apply twice, and an outcome is never unknown.
     Read,
-    /// Writes that are harmless to apply twice (puts, deletes).
+    /// Writes that are harmless to apply twice (puts, deletes that name their versions).
     Idempotent,
     /// Writes that must apply once, guarded by a nonce: retried after an unanswered attempt
     /// only on the server that got it.
     Nonce,
+    /// Writes that must apply once with nothing to guard them (a delete of a column's newest
+    /// version): never retried after an attempt that may have been applied.
+    AtMostOnce,
     /// A scan: reads, and a lost scanner is reopened rather than given up on.
     Scan,
 }
@@ -481,7 +484,8 @@ impl<'a> Operation<'a> {
             Retry::ReopenScanner => self.idempotency == Idempotency::Scan,
             Retry::No => false,
         };
-        if !retry {
+        // Sent again, a write with no nonce to guard it could be applied twice.
+        if !retry || (self.idempotency == Idempotency::AtMostOnce && self.maybe_applied()) {
             return Err(self.final_error(e));
         }
         // A region that stays unavailable may belong to a disabled table: ask the master
