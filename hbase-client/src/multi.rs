@@ -305,20 +305,6 @@ impl<'a> Batch<'a> {
         // same location is the same server and region), without hashing its server.
         let mut last: Option<(Location, usize, usize)> = None;
         for &idx in &self.pending {
-            // Sent again, a write that no nonce guards could be applied twice.
-            if let (true, Some((_, e))) = (
-                self.actions[idx].applies_once(),
-                self.tracked[idx].unanswered.as_deref(),
-            ) {
-                failed.push((
-                    idx,
-                    Error::OutcomeUnknown {
-                        attempts: 1,
-                        last: Box::new(e.duplicate()),
-                    },
-                ));
-                continue;
-            }
             let hint = hints.as_ref().and_then(|h| h[idx].clone());
             let loc = match hint {
                 Some(loc) => loc,
@@ -338,12 +324,13 @@ impl<'a> Batch<'a> {
                     }
                 }
             };
-            // A nonce is known only to the server that got it.
-            if let (Some(_), Some((at, e))) = (
-                self.tracked[idx].nonce,
-                self.tracked[idx].unanswered.as_deref(),
-            ) {
-                if *at != loc.server.address() {
+            // After a round that may have applied it, a write sent again could be applied
+            // twice: one that no nonce guards (a newest-version delete), anywhere; one with a
+            // nonce, on another server than the one that got it (only that one knows it).
+            if let Some((at, e)) = self.tracked[idx].unanswered.as_deref() {
+                let nonce_unknown_there =
+                    self.tracked[idx].nonce.is_some() && *at != loc.server.address();
+                if nonce_unknown_there || self.actions[idx].applies_once() {
                     failed.push((
                         idx,
                         Error::OutcomeUnknown {
