@@ -1689,3 +1689,66 @@ fn a_dead_mutator_dropped_without_close_tells_the_listener() {
         hbase_it::drop_table(&client, &name).await;
     });
 }
+
+/// While hbase:meta does not answer, a row whose region the client has not located holds
+/// back only its own writes: the dispatcher waits a short while for its lookup, then leaves
+/// it to its request's retries (which look it up again within the operation's deadline), and
+/// another mutator's writes to a located region of the same table keep flowing. Before, the
+/// dispatcher's pass waited for the lookup for the whole RPC timeout (60 s here), sending
+/// nothing new to any region.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_to_a_located_region_flow_while_meta_does_not_answer() {
+    bounded(45, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.rpc_timeout(Duration::from_secs(60))
+                .operation_timeout(Duration::from_secs(120))
+        })
+        .await;
+        let name = hbase_it::unique_table("mut_meta_silent");
+        hbase_it::create_table(&client, &name, &["m"]).await;
+        let table = name.to_string();
+        let located = client
+            .buffered_mutator(&table, MutatorConfig::default())
+            .unwrap();
+        // Locates the first region only (a lookup caches the regions before the one it
+        // wants, not after).
+        located
+            .mutate(Put::new("a1").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        located.flush().await.unwrap();
+
+        let meta = client.admin().meta_server().await.unwrap().address();
+        let meta_ctl = proxy.control(&meta);
+        meta_ctl.swallow_requests(u32::MAX, |r| r.method == "Scan");
+        let unlocated = client
+            .buffered_mutator(&table, MutatorConfig::default())
+            .unwrap();
+        unlocated
+            .mutate(Put::new("z1").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        let stuck = tokio::spawn(async move { unlocated.flush().await });
+        // The lookup of "z1"'s region has reached meta, and gets no answer.
+        while meta_ctl.swallowed() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        located
+            .mutate(Put::new("a2").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        located.flush().await.unwrap();
+        assert!(
+            !stuck.is_finished(),
+            "z1's flush ended though meta is silent"
+        );
+        let t = client.table(&table).unwrap();
+        assert!(t.get(Get::new("a2")).await.unwrap().is_some());
+        stuck.abort();
+        located.close().await.unwrap();
+        meta_ctl.clear();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}

@@ -443,7 +443,9 @@ async fn dispatch<O: Owner>(d: &Arc<Dispatch<O>>) -> Option<Instant> {
         },
     };
     if !taken.entries.is_empty() {
-        let deadline = Instant::now() + d.opts.rpc_timeout;
+        // The lookups of one pass share one short wait (then every later one answers from
+        // the cache or gives up at once); see `PASS_LOOKUP_WAIT`.
+        let deadline = Instant::now() + PASS_LOOKUP_WAIT.min(d.opts.rpc_timeout);
         // Read before the lookups: a location dropped while they run moves it.
         let generation = d.rt.locator.cache().generation();
         // Located in place (a second queue of located entries cost another copy of them all),
@@ -490,6 +492,15 @@ async fn dispatch<O: Owner>(d: &Arc<Dispatch<O>>) -> Option<Instant> {
     }
     hold_ends
 }
+
+/// How long a dispatch pass waits for the lookups of rows it finds no cached region for.
+/// While it waits, it places nothing, and so sends nothing new to any region, also to those
+/// whose locations are cached. A row whose lookup takes longer (`hbase:meta` slow or not
+/// answering) is placed unlocated, and its request's retries look it up again, within the
+/// operation's deadline, in a task of their own (the lookup itself goes on meanwhile and
+/// caches what it finds): it holds back only its own writes. A lookup usually takes a
+/// millisecond or two.
+const PASS_LOOKUP_WAIT: Duration = Duration::from_secs(1);
 
 /// Rows a dispatch pass locates from the cache under one hold of its lock.
 const LOCATE_CHUNK: usize = 256;

@@ -9,7 +9,9 @@
 //! `perregion.tasks`), counted for the client and table, not per mutator, so the writes of
 //! many mutators leave in the same requests. A region that does not answer (in transition,
 //! its server stopped or frozen) holds back only its own mutations; writes to every other
-//! region keep flowing.
+//! region keep flowing. So does a row whose region cannot be looked up (`hbase:meta` slow or
+//! not answering): the dispatcher waits at most a second for lookups, then leaves the row to
+//! its request's retries.
 //!
 //! The dispatcher locates each cut mutation once and places it in its region's queue; a
 //! request takes mutations from the front of one server's ready region queues. A region whose
