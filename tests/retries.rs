@@ -1045,3 +1045,25 @@ async fn a_newest_version_delete_is_not_retried_after_it_may_have_been_applied()
     })
     .await;
 }
+
+/// An admin call to a region server whose answer is lost (here a flush) may have been carried
+/// out: it fails with an unknown outcome, as every retried operation does, not as a timeout
+/// (which says the server never got it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_region_server_admin_call_is_an_unknown_outcome() {
+    bounded(90, async {
+        let proxy = FaultProxy::new();
+        let client = client_with_short_rpc(&proxy).await;
+        let (name, _t, ctl) = one_region_table(&client, &proxy, "admin_unanswered").await;
+        let admin = client.admin();
+        let region = admin.list_regions(&name).await.unwrap()[0].region.clone();
+        ctl.drop_responses(1, |r| r.method == "FlushRegion");
+        let err = admin.flush_region(&region).await.unwrap_err();
+        eprintln!("a flush whose answer was lost: {err}");
+        assert_eq!(ctl.dropped(), 1);
+        assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+        admin.flush_region(&region).await.unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}

@@ -283,8 +283,13 @@ impl Admin {
     {
         let opts = self.options();
         let op = Operation::new(&self.rt, &opts, Idempotency::Idempotent);
-        let ep = op.resolve(Target::Server(server)).await?;
-        op.call(&ep, method, req, None).await?.decode()
+        let answer = async {
+            let ep = op.resolve(Target::Server(server)).await?;
+            op.call(&ep, method, req, None).await?.decode()
+        };
+        // As every retried operation ends: a call that went unanswered (it may have been
+        // carried out: a flush, a stop) fails with an unknown outcome, not a timeout.
+        answer.await.map_err(|e| op.final_error(e))
     }
 
     /// The regions of `table` with their servers, read from `hbase:meta` now (retried).
