@@ -499,3 +499,38 @@ async fn catalog_janitor_subcommand_cleans_up_a_split_parent() {
     );
     hbase_it::drop_table(&client, &name).await;
 }
+
+/// Every buffered insert into a disabled table fails: the report counts none of them OK (also
+/// beyond the 10,000 failures a mutator keeps for `flush`, which it only counts), and the
+/// load exits non-zero, as a load whose unbuffered inserts fail does. Per-thread buffers and
+/// the shared one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_whose_buffered_inserts_all_fail_counts_none_ok_and_exits_non_zero() {
+    let (client, name, common) = setup("ycsb_disabled", 1).await;
+    client.admin().disable_table(&name).await.unwrap();
+    for extra in ["", "-p sharedwritebuffer=true"] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"));
+        cmd.args(args(&format!(
+            "load {common} -P workloada -p recordcount=12000 -p fieldcount=1 -threads 1 {extra}"
+        )));
+        let out = cmd
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run ycsb-it");
+        let report = String::from_utf8(out.stdout).unwrap();
+        let ok = value(&report, "INSERT", "Return=OK");
+        assert!(
+            ok.is_none() || ok.as_deref() == Some("0"),
+            "{extra}:\n{report}"
+        );
+        assert_eq!(count(&report, "INSERT", "Return=ERROR"), 12000, "{extra}");
+        assert!(
+            !out.status.success(),
+            "{extra}: exit {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    client.admin().enable_table(&name).await.unwrap();
+    hbase_it::drop_table(&client, &name).await;
+}

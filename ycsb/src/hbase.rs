@@ -226,8 +226,8 @@ enum Buffering {
     Off,
     /// YCSB's accounting: each thread has its own mutator of this size.
     PerThread(usize),
-    /// `sharedwritebuffer=true`: one mutator for every thread.
-    Shared(BufferedMutator),
+    /// `sharedwritebuffer=true`: one mutator for every thread, and its failures.
+    Shared(BufferedMutator, Arc<FailureCounts>),
 }
 
 struct Shared {
@@ -241,11 +241,46 @@ struct Shared {
     errors_printed: AtomicU64,
 }
 
-/// One thread's write buffer: the mutator, and the rows it inserted (so failures reported at
-/// its close are counted against INSERT or UPDATE).
+/// One thread's write buffer: the mutator, and the rows it inserted (so that its failures are
+/// counted against INSERT or UPDATE).
 struct ThreadBuffer {
     mutator: BufferedMutator,
-    inserted: Mutex<HashSet<Bytes>>,
+    inserted: Arc<Mutex<HashSet<Bytes>>>,
+    failed: Arc<FailureCounts>,
+}
+
+/// A mutator's writes that failed for good, counted by its failure listener as each fails:
+/// every one, also beyond the failures the mutator keeps for `flush`/`close` (it keeps
+/// 10,000, and only counts the rest, without their rows).
+#[derive(Default)]
+struct FailureCounts {
+    inserts: AtomicU64,
+    updates: AtomicU64,
+}
+
+impl FailureCounts {
+    /// A mutator config whose listener counts into `counts`: a failed row in `inserted` (or
+    /// any, in a load) as an insert, else as an update.
+    fn listening(
+        config: MutatorConfig,
+        counts: &Arc<FailureCounts>,
+        load_phase: bool,
+        inserted: Option<Arc<Mutex<HashSet<Bytes>>>>,
+    ) -> MutatorConfig {
+        let counts = counts.clone();
+        config.on_failure(move |f| {
+            let insert = load_phase
+                || inserted
+                    .as_ref()
+                    .is_some_and(|rows| rows.lock().unwrap().contains(&f.row));
+            let n = if insert {
+                &counts.inserts
+            } else {
+                &counts.updates
+            };
+            n.fetch_add(1, Ordering::Relaxed);
+        })
+    }
 }
 
 /// The HBase binding. [`Db::for_thread`] gives each client thread its own write buffer.
@@ -314,13 +349,18 @@ impl HbaseDb {
         let buffering = if !p.bool_or("clientbuffering", true) {
             Buffering::Off
         } else if p.bool_or("sharedwritebuffer", false) {
+            // Run-phase inserts do not go through it: its failures are updates then.
+            let failed = Arc::new(FailureCounts::default());
+            let config = FailureCounts::listening(
+                MutatorConfig::default().write_buffer_size(buffer),
+                &failed,
+                load_phase,
+                None,
+            );
             let m = client
-                .buffered_mutator(
-                    &table_name,
-                    MutatorConfig::default().write_buffer_size(buffer),
-                )
+                .buffered_mutator(&table_name, config)
                 .map_err(|e| Error::Hbase(format!("cannot open a BufferedMutator: {e}")))?;
-            Buffering::Shared(m)
+            Buffering::Shared(m, failed)
         } else {
             Buffering::PerThread(buffer)
         };
@@ -375,7 +415,9 @@ impl HbaseDb {
             }
             // Shared buffer: run-phase inserts are written at once, so that workload D's
             // "latest" reads find them (the accounting before YCSB's).
-            (Buffering::Shared(m), _) if !insert || self.shared.load_phase => m.mutate(put).await,
+            (Buffering::Shared(m, _), _) if !insert || self.shared.load_phase => {
+                m.mutate(put).await
+            }
             _ => self.shared.table.put(put).await,
         };
         match res {
@@ -387,28 +429,23 @@ impl HbaseDb {
         }
     }
 
-    fn count_failures(
-        &self,
-        result: Result<(), HError>,
-        inserted: &HashSet<Bytes>,
-    ) -> FlushOutcome {
-        let mut outcome = FlushOutcome::default();
+    /// What a mutator's `close` returned, and its listener counted: the failures are counted
+    /// from `counts` (each one; `close` keeps only some), the first few printed.
+    fn count_failures(&self, result: Result<(), HError>, counts: &FailureCounts) -> FlushOutcome {
+        let mut outcome = FlushOutcome {
+            failed_inserts: counts.inserts.swap(0, Ordering::Relaxed),
+            failed_updates: counts.updates.swap(0, Ordering::Relaxed),
+            error: None,
+        };
         match result {
             Ok(()) => {}
             Err(HError::MutationsFailed { failures, .. }) => {
-                for (i, f) in failures.iter().enumerate() {
-                    if (i as u64) < MAX_PRINTED_ERRORS {
-                        eprintln!(
-                            "ycsb: buffered write to {} failed: {}",
-                            String::from_utf8_lossy(&f.row),
-                            f.error
-                        );
-                    }
-                    if self.shared.load_phase || inserted.contains(&f.row) {
-                        outcome.failed_inserts += 1;
-                    } else {
-                        outcome.failed_updates += 1;
-                    }
+                for f in failures.iter().take(MAX_PRINTED_ERRORS as usize) {
+                    eprintln!(
+                        "ycsb: buffered write to {} failed: {}",
+                        String::from_utf8_lossy(&f.row),
+                        f.error
+                    );
                 }
             }
             Err(e) => outcome.error = Some(e.to_string()),
@@ -505,7 +542,7 @@ impl Db for HbaseDb {
         let d = Delete::new(Bytes::copy_from_slice(key.as_bytes()));
         let res = match (&self.shared.buffering, &self.thread) {
             (Buffering::PerThread(_), Some(t)) => t.mutator.mutate(d).await,
-            (Buffering::Shared(m), _) => m.mutate(d).await,
+            (Buffering::Shared(m, _), _) => m.mutate(d).await,
             _ => self.shared.table.delete(d).await,
         };
         match res {
@@ -519,20 +556,27 @@ impl Db for HbaseDb {
 
     fn for_thread(&self) -> Self {
         let thread = match &self.shared.buffering {
-            Buffering::PerThread(size) => self
-                .shared
-                .client
-                .buffered_mutator(
-                    &self.shared.table_name,
+            Buffering::PerThread(size) => {
+                let inserted = Arc::new(Mutex::new(HashSet::new()));
+                let failed = Arc::new(FailureCounts::default());
+                let config = FailureCounts::listening(
                     MutatorConfig::default().write_buffer_size(*size),
-                )
-                .ok()
-                .map(|mutator| {
-                    Arc::new(ThreadBuffer {
-                        mutator,
-                        inserted: Mutex::new(HashSet::new()),
+                    &failed,
+                    self.shared.load_phase,
+                    Some(inserted.clone()),
+                );
+                self.shared
+                    .client
+                    .buffered_mutator(&self.shared.table_name, config)
+                    .ok()
+                    .map(|mutator| {
+                        Arc::new(ThreadBuffer {
+                            mutator,
+                            inserted,
+                            failed,
+                        })
                     })
-                }),
+            }
             _ => None,
         };
         HbaseDb {
@@ -545,8 +589,9 @@ impl Db for HbaseDb {
         match &self.thread {
             Some(t) => {
                 let result = t.mutator.close().await;
-                let inserted = std::mem::take(&mut *t.inserted.lock().unwrap());
-                self.count_failures(result, &inserted)
+                let outcome = self.count_failures(result, &t.failed);
+                t.inserted.lock().unwrap().clear();
+                outcome
             }
             None => FlushOutcome::default(),
         }
@@ -556,21 +601,21 @@ impl Db for HbaseDb {
         match self.shared.buffering {
             Buffering::PerThread(_) => Some("UPDATE"),
             Buffering::Off => Some("CLEANUP"),
-            Buffering::Shared(_) => None,
+            Buffering::Shared(..) => None,
         }
     }
 
     async fn flush(&self) -> FlushOutcome {
         match &self.shared.buffering {
-            Buffering::Shared(m) => {
+            Buffering::Shared(m, failed) => {
                 let result = m.close().await;
-                self.count_failures(result, &HashSet::new())
+                self.count_failures(result, failed)
             }
             _ => FlushOutcome::default(),
         }
     }
 
     fn shared_buffer(&self) -> bool {
-        matches!(self.shared.buffering, Buffering::Shared(_))
+        matches!(self.shared.buffering, Buffering::Shared(..))
     }
 }

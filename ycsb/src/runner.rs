@@ -423,11 +423,19 @@ pub async fn run<D: Db>(
         total_ops.load(Ordering::SeqCst)
     };
     let lines = report_lines(runtime_ms, ops, &measurements)?;
-    let incomplete = (stopped_threads > 0).then(|| {
-        format!(
+    // A load is incomplete when an insert failed for good, written at once (its thread
+    // stopped) or buffered (found at the buffer's flush or close).
+    let incomplete = if stopped_threads > 0 {
+        Some(format!(
             "{stopped_threads} of {threads} threads stopped after an insert failed for good (core_workload_insertion_retry_limit); the load is incomplete"
-        )
-    });
+        ))
+    } else if !cfg.transactions && failed_inserts > 0 {
+        Some(format!(
+            "{failed_inserts} buffered inserts failed; the load is incomplete"
+        ))
+    } else {
+        None
+    };
     Ok(RunResult {
         runtime_ms,
         ops,
