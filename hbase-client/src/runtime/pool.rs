@@ -142,49 +142,66 @@ impl ConnectionPool {
         deadline: Instant,
     ) -> Result<Arc<RpcConnection>> {
         let slot = self.slot(server, service);
-        let mut attempt = {
-            let mut st = slot.lock();
-            if let Some(conn) = st.current.as_ref().filter(|c| c.is_open()) {
-                return Ok(conn.clone());
-            }
-            match (&st.connecting, &st.failed) {
-                (Some(rx), _) => rx.clone(),
-                (None, Some((until, error))) if Instant::now() < *until => {
-                    // A failure no retry can cure (refused credentials) is repeated as it
-                    // is, so that callers stop; others make callers relocate.
-                    if exceptions::verdict(error).retry == Retry::No {
-                        return Err(error.duplicate());
+        // Whether this caller already replaced an abandoned attempt: a second one abandoned
+        // too (its runtime is shutting down) ends the wait rather than spinning.
+        let mut replaced = false;
+        loop {
+            let mut attempt = {
+                let mut st = slot.lock();
+                if let Some(conn) = st.current.as_ref().filter(|c| c.is_open()) {
+                    return Ok(conn.clone());
+                }
+                // An attempt whose task was dropped before it ended (its runtime shut down)
+                // has no sender left: it is not waited for, another is started.
+                let live = st
+                    .connecting
+                    .as_ref()
+                    .filter(|rx| rx.has_changed().is_ok())
+                    .cloned();
+                match (live, &st.failed) {
+                    (Some(rx), _) => rx,
+                    (None, Some((until, error))) if Instant::now() < *until => {
+                        // A failure no retry can cure (refused credentials) is repeated as it
+                        // is, so that callers stop; others make callers relocate.
+                        if exceptions::verdict(error).retry == Retry::No {
+                            return Err(error.duplicate());
+                        }
+                        return Err(Error::RecentlyFailed {
+                            addr: server.address(),
+                            reason: error.to_string(),
+                        });
                     }
-                    return Err(Error::RecentlyFailed {
-                        addr: server.address(),
-                        reason: error.to_string(),
-                    });
+                    _ => {
+                        let (tx, rx) = watch::channel(None);
+                        st.connecting = Some(rx.clone());
+                        tokio::spawn(self.connect(slot.clone(), server, service, tx));
+                        rx
+                    }
                 }
-                _ => {
-                    let (tx, rx) = watch::channel(None);
-                    st.connecting = Some(rx.clone());
-                    tokio::spawn(self.connect(slot.clone(), server, service, tx));
-                    rx
+            };
+            let waited =
+                tokio::time::timeout_at(deadline.into(), attempt.wait_for(Option::is_some)).await;
+            return match waited {
+                Ok(Ok(outcome)) => match outcome.as_ref().expect("waited for an outcome") {
+                    Ok(conn) => Ok(conn.clone()),
+                    Err(e) => Err(e.duplicate()),
+                },
+                // The attempt's task was dropped while this caller waited: look again (and
+                // start another attempt), within the same deadline, once.
+                Ok(Err(_)) if !replaced => {
+                    replaced = true;
+                    continue;
                 }
-            }
-        };
-        let waited =
-            tokio::time::timeout_at(deadline.into(), attempt.wait_for(Option::is_some)).await;
-        let result = match waited {
-            Ok(Ok(outcome)) => match outcome.as_ref().expect("waited for an outcome") {
-                Ok(conn) => Ok(conn.clone()),
-                Err(e) => Err(e.duplicate()),
-            },
-            Ok(Err(_)) => Err(Error::ConnectionClosed {
-                addr: server.address(),
-                reason: "the connect attempt was abandoned".into(),
-            }),
-            Err(_) => Err(Error::Timeout {
-                what: format!("waiting for a connection to {}", server.address()),
-                after: self.config.connect_timeout,
-            }),
-        };
-        result
+                Ok(Err(_)) => Err(Error::ConnectionClosed {
+                    addr: server.address(),
+                    reason: "the connect attempt was abandoned (its runtime shut down)".into(),
+                }),
+                Err(_) => Err(Error::Timeout {
+                    what: format!("waiting for a connection to {}", server.address()),
+                    after: self.config.connect_timeout,
+                }),
+            };
+        }
     }
 
     /// One connect attempt, for every waiter; bounded by the connect timeout.
@@ -243,5 +260,65 @@ impl ConnectionPool {
             .flat_map(|host| host.iter().map(|(.., slot)| slot.clone()))
             .collect();
         slots.iter().filter(|s| s.open().is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A connect attempt whose task is dropped before it ends (its runtime shut down) is not
+    /// waited for again: the next caller starts another. Before, the slot kept the dead
+    /// attempt and every later call failed at once with "the connect attempt was abandoned".
+    #[test]
+    fn a_connect_attempt_dropped_unfinished_is_replaced() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Accepts and keeps every connection (a server that says nothing is enough for the
+        // preamble and the connection header, which get no answer).
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming().flatten() {
+                held.push(s);
+            }
+        });
+        let server = ServerName {
+            host: "127.0.0.1".into(),
+            port,
+            start_code: 1,
+        };
+        let config = Arc::new(ClientConfig::builder("127.0.0.1:1").build().unwrap());
+        let build = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+        };
+        let security = build().block_on(Security::new(None, None)).unwrap();
+        let pool = Arc::new(ConnectionPool::new(
+            config,
+            Arc::new(Stats::default()),
+            Arc::new(security),
+        ));
+        // Runtime A: the first caller starts the attempt (its task is spawned, not run) and
+        // gives up; then the runtime, with the attempt's task, is dropped.
+        let first = build();
+        first.block_on(async {
+            let get = pool.get(
+                &server,
+                Service::Client,
+                Instant::now() + Duration::from_secs(5),
+            );
+            // Polled once: the attempt's task is spawned and never runs.
+            assert!(futures_util::FutureExt::now_or_never(get).is_none());
+        });
+        drop(first);
+        let conn = build().block_on(pool.get(
+            &server,
+            Service::Client,
+            Instant::now() + Duration::from_secs(5),
+        ));
+        assert!(conn.is_ok(), "{:?}", conn.err());
     }
 }
