@@ -36,8 +36,10 @@
 //! | `hbase.rpc.tls.keystore.location` | with TLS: a client certificate and its key in one PEM file (optional) |
 //! | `hbase.rpc.tls.truststore.type`, `hbase.rpc.tls.keystore.type` | `PEM` only (JKS and PKCS12 stores are an error: convert them with `keytool`/`openssl`) |
 //!
-//! Values may refer to other properties (`${name}`) or the environment (`${env.NAME}`), as in
-//! Hadoop; a `<final>` flag is accepted and has no effect here.
+//! Values may refer to other properties (`${name}`) or the environment (`${env.NAME}`, with
+//! `${env.NAME:-default}` and `${env.NAME-default}`), expanded as Hadoop expands them (see
+//! [`HbaseSite::get`]); Java system properties (`${user.name}`) are not known here and stay as
+//! written. A property marked `<final>true</final>` keeps its first value in the file.
 
 use std::path::Path;
 use std::time::Duration;
@@ -94,6 +96,49 @@ fn invalid(msg: String) -> Error {
     Error::InvalidInput(msg)
 }
 
+/// The most references one value's expansion substitutes (Hadoop's `MAX_SUBST`).
+const MAX_SUBSTITUTIONS: usize = 20;
+
+/// Where the first reference of `eval` is: the bounds of `${var}`, where `var` is not empty
+/// and holds no space, `$` or `{` (a `${` whose name runs into one of them is not a
+/// reference; the search goes on after it).
+fn find_reference(eval: &str) -> Option<(usize, usize)> {
+    let bytes = eval.as_bytes();
+    let mut from = 0;
+    while let Some(at) = eval[from..].find("${").map(|i| from + i) {
+        let name_start = at + 2;
+        let mut i = name_start;
+        while i < bytes.len() && !matches!(bytes[i], b'}' | b' ' | b'$' | b'{') {
+            i += 1;
+        }
+        match bytes.get(i) {
+            Some(b'}') if i > name_start => return Some((at, i + 1)),
+            // A `$` may start the next reference itself.
+            Some(b'$') => from = i,
+            Some(_) => from = i + 1,
+            None => return None,
+        }
+    }
+    None
+}
+
+/// `${env.NAME}`, `${env.NAME:-default}` (the default when NAME is unset or empty) or
+/// `${env.NAME-default}` (when unset), from the process's environment.
+fn env_with_default(spec: &str) -> Option<String> {
+    if let Some((name, default)) = spec.split_once(":-") {
+        return Some(
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| default.to_string()),
+        );
+    }
+    if let Some((name, default)) = spec.split_once('-') {
+        return Some(std::env::var(name).unwrap_or_else(|_| default.to_string()));
+    }
+    std::env::var(spec).ok()
+}
+
 impl HbaseSite {
     /// Reads `dir_or_file`: a configuration directory (its `hbase-site.xml`) or the file.
     pub fn load(dir_or_file: impl AsRef<Path>) -> Result<HbaseSite> {
@@ -134,6 +179,8 @@ impl HbaseSite {
             )));
         }
         let mut site = HbaseSite::default();
+        // Properties marked `<final>true</final>`: a later definition does not replace them.
+        let mut finals: Vec<String> = Vec::new();
         for prop in root.children().filter(|n| n.has_tag_name("property")) {
             let text = |tag: &str| {
                 prop.children()
@@ -143,6 +190,13 @@ impl HbaseSite {
             let Some(name) = text("name").filter(|n| !n.is_empty()) else {
                 continue; // Hadoop skips properties without a name
             };
+            if finals.contains(&name) {
+                tracing::warn!(property = %name, "hbase-site.xml redefines a final property; the first value is kept");
+                continue;
+            }
+            if text("final").is_some_and(|f| f == "true") {
+                finals.push(name.clone());
+            }
             site.set(name, text("value").unwrap_or_default());
         }
         Ok(site)
@@ -166,38 +220,38 @@ impl HbaseSite {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The value of `name` with `${name}` and `${env.NAME}` references expanded (unknown
-    /// references are left as they are, as Hadoop leaves them).
+    /// The value of `name` with `${name}` and `${env.NAME}` references expanded as Hadoop's
+    /// `Configuration` expands them: left to right, at most 20 of them
+    /// (Hadoop refuses more; here the rest stays as written), `${env.NAME:-default}` and
+    /// `${env.NAME-default}` as in a shell (the first for unset or empty, the second for
+    /// unset). An unbound reference stops the expansion (it and everything after it stay as
+    /// written), and a value that refers to itself leaves the whole value as written.
     pub fn get(&self, name: &str) -> Option<String> {
-        self.raw(name).map(|v| self.expand(v, 0))
+        self.raw(name).map(|v| self.expand(v))
     }
 
-    fn expand(&self, value: &str, depth: usize) -> String {
-        if depth > 20 || !value.contains("${") {
-            return value.to_string();
-        }
-        let mut out = String::new();
-        let mut rest = value;
-        while let Some(start) = rest.find("${") {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 2..];
-            let Some(end) = after.find('}') else {
-                out.push_str(&rest[start..]);
-                return out;
+    fn expand(&self, value: &str) -> String {
+        let mut eval = value.to_string();
+        for _ in 0..MAX_SUBSTITUTIONS {
+            let Some((start, end)) = find_reference(&eval) else {
+                return eval;
             };
-            let var = &after[..end];
-            let resolved = match var.strip_prefix("env.") {
-                Some(env) => std::env::var(env).ok(),
-                None => self.raw(var).map(|v| self.expand(v, depth + 1)),
+            // `eval[start..end]` is `${var}`.
+            let reference = &eval[start..end];
+            let var = &reference[2..reference.len() - 1];
+            let resolved = match var.strip_prefix("env.").filter(|v| !v.is_empty()) {
+                Some(env) => env_with_default(env),
+                None => self.raw(var).map(str::to_string),
             };
-            match resolved {
-                Some(v) => out.push_str(&v),
-                None => out.push_str(&rest[start..start + 3 + end]),
+            let Some(resolved) = resolved else {
+                return eval;
+            };
+            if resolved.contains(reference) {
+                return value.to_string();
             }
-            rest = &after[end + 1..];
+            eval = format!("{}{resolved}{}", &eval[..start], &eval[end..]);
         }
-        out.push_str(rest);
-        out
+        eval
     }
 
     /// True for the properties this client reads.
@@ -837,5 +891,69 @@ mod tests {
         );
         let s = site(&[("a", "${b}-${env.HBASE_SITE_TEST_NOT_SET}"), ("b", "B")]);
         assert_eq!(s.get("a").unwrap(), "B-${env.HBASE_SITE_TEST_NOT_SET}");
+    }
+
+    /// References expand as Hadoop's `Configuration` expands them: left to right, at most 20
+    /// substitutions, stopping at the first unbound one, and a value that refers to itself
+    /// leaves the whole expression as written. Before, every reference was expanded
+    /// recursively: `${x}${x}${x}${x}` as the value of `x` took 4^21 expansions (a hang).
+    #[test]
+    fn references_expand_as_hadoop_expands_them() {
+        let s = site(&[
+            ("x", "${x}${x}${x}${x}"),
+            ("a", "${b}"),
+            ("b", "${a}"),
+            ("c", "${nope}-${d}"),
+            ("d", "D"),
+            ("e", "pre-${d}-${d}"),
+        ]);
+        assert_eq!(s.get("x").unwrap(), "${x}${x}${x}${x}");
+        // a and b refer to each other: the expansion ends after 20 substitutions (Hadoop
+        // refuses the value), at a value as written.
+        assert_eq!(s.get("a").unwrap(), "${b}");
+        // A `$` or a space ends a name; the search goes on after it.
+        let odd = site(&[("s", "$${d} ${ d} ${}${d}"), ("d", "D")]);
+        assert_eq!(odd.get("s").unwrap(), "$D ${ d} ${}D");
+        assert_eq!(s.get("c").unwrap(), "${nope}-${d}");
+        assert_eq!(s.get("e").unwrap(), "pre-D-D");
+        // A chain longer than 20 substitutions stops (Hadoop refuses it).
+        let mut chain: Vec<(String, String)> = (0..30)
+            .map(|i| (format!("k{i}"), format!("${{k{}}}", i + 1)))
+            .collect();
+        chain.push(("k30".into(), "end".into()));
+        let pairs: Vec<(&str, &str)> = chain
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let long = site(&pairs);
+        assert_eq!(long.get("k25").unwrap(), "end");
+        assert_ne!(long.get("k0").unwrap(), "end");
+        // The environment, with Hadoop's defaults: `:-` for unset or empty, `-` for unset.
+        let home = std::env::var("HOME").unwrap_or_default();
+        let env = site(&[
+            ("q", "${env.HBASE_SITE_TEST_NOT_SET:-zk1}:2181"),
+            ("r", "${env.HBASE_SITE_TEST_NOT_SET-zk2}"),
+            ("h", "${env.HOME:-elsewhere}"),
+        ]);
+        assert_eq!(env.get("q").unwrap(), "zk1:2181");
+        assert_eq!(env.get("r").unwrap(), "zk2");
+        assert_eq!(env.get("h").unwrap(), home);
+    }
+
+    /// A property marked `<final>` keeps its first value: a later definition in the file is
+    /// ignored, as Hadoop ignores it.
+    #[test]
+    fn a_final_property_keeps_its_first_value() {
+        let s = HbaseSite::parse(
+            "<configuration>\
+             <property><name>hbase.rpc.timeout</name><value>7000</value><final>true</final></property>\
+             <property><name>hbase.rpc.timeout</name><value>9000</value></property>\
+             <property><name>hbase.client.pause</name><value>10</value></property>\
+             <property><name>hbase.client.pause</name><value>20</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        assert_eq!(s.get("hbase.rpc.timeout").unwrap(), "7000");
+        assert_eq!(s.get("hbase.client.pause").unwrap(), "20");
     }
 }
