@@ -372,9 +372,11 @@ async fn in_flight_cap_belongs_to_the_server() {
         let proxy = FaultProxy::new();
         let cap = 4;
         // A long read timeout: the slow server is not taken for a dead one, so this is about
-        // calls that timed out, not about a replaced connection.
+        // calls that timed out, not about a replaced connection. A call whose caller gave up
+        // keeps its place for its own timeout more (3 s: the server gets it after 4 s and
+        // answers it, before its place would be given back).
         let client = hbase_it::proxied_client(&proxy, |b| {
-            b.rpc_timeout(Duration::from_secs(1))
+            b.rpc_timeout(Duration::from_secs(3))
                 .read_timeout(Duration::from_secs(30))
                 .operation_timeout(Duration::from_secs(60))
                 .max_in_flight_per_server(cap)

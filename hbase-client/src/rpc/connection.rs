@@ -102,6 +102,10 @@ struct Entry {
     /// When its caller stops waiting. The reader's check tells the caller then, unless the
     /// caller keeps a timer of its own (its deadline came before the check's next tick).
     deadline: Instant,
+    /// The call's own timeout, as its header tells the server (which drops the call unrun
+    /// once it has waited that long in its queue): how long an orphan may still be answered,
+    /// and, doubled, how long the connection may be silent while it waits.
+    timeout: Duration,
     /// The caller keeps a timer of its own: the check need not run at its deadline.
     own_timer: bool,
 }
@@ -339,7 +343,12 @@ impl Shared {
         }
         if let Some(entry) = p.calls.get_mut(&call_id) {
             entry.waker = None;
-            entry.orphaned_until = Some(Instant::now() + self.read_timeout);
+            // The server runs a call it took in time and answers it, or drops it unanswered
+            // once it waited its timeout in the queue: after another timeout (a read timeout
+            // at most) its place is given back. Before, every orphan held its place for a
+            // read timeout (twice the client's RPC timeout): calls with a short timeout of
+            // their own that the server dropped could fill the cap for minutes.
+            entry.orphaned_until = Some(Instant::now() + entry.timeout.min(self.read_timeout));
         }
         Delivery::Unknown
     }
@@ -362,11 +371,16 @@ impl Shared {
                 return Watch::Idle;
             }
             let mut next = now + tick;
+            // A waiting call whose own timeout is longer than half the read timeout may keep
+            // the server silent longer: twice its timeout, as the read timeout is twice the
+            // client's RPC timeout (a table may set a longer one).
+            let mut silence_allowed = self.read_timeout;
             let Pending { calls, replies, .. } = &mut *p;
             for (&call_id, e) in calls.iter_mut() {
                 if e.waker.is_none() {
                     continue;
                 }
+                silence_allowed = silence_allowed.max(e.timeout.saturating_mul(2));
                 if e.deadline <= now {
                     due.extend(e.waker.take());
                     replies.insert(call_id, Reply::TimedOut);
@@ -376,7 +390,7 @@ impl Shared {
             }
             p.watch_at = Some(next);
             let quiet_since = last_read.max(p.busy_since);
-            if now.duration_since(quiet_since) < self.read_timeout {
+            if now.duration_since(quiet_since) < silence_allowed {
                 Watch::Busy(next)
             } else {
                 // A connection the writer already closed (its calls held for their places) is
@@ -653,6 +667,7 @@ impl RpcConnection {
                     _permit: permit,
                     orphaned_until: None,
                     deadline,
+                    timeout,
                     own_timer,
                 },
             );
@@ -1182,6 +1197,7 @@ mod tests {
                 _permit: permit,
                 orphaned_until: None,
                 deadline,
+                timeout: deadline.saturating_duration_since(Instant::now()),
                 own_timer: false,
             },
         );
@@ -1456,6 +1472,70 @@ mod tests {
         // the read timeout (which would close the connection early).
         assert!(shared.lock_pending().busy_since >= freed);
         call.abort();
+    }
+
+    /// A written call whose caller gave up at its own short timeout gives its place back a
+    /// timeout later (the server ran it by then, or dropped it unrun: HBase's `CallRunner`
+    /// drops a call that waited its timeout in the queue, and never answers it), not a read
+    /// timeout later.
+    #[tokio::test(start_paused = true)]
+    async fn an_orphan_gives_its_place_back_after_its_own_timeout() {
+        let shared = Arc::new(test_shared_with_cap(Duration::from_secs(120), 1));
+        let conn = test_connection(&shared);
+        let call = tokio::spawn(async move {
+            let meta = RequestMeta {
+                method: "Get",
+                timeout_ms: 200,
+                priority: 0,
+            };
+            let param = hbase_proto::GetRequest::default();
+            conn.call(
+                meta,
+                &param,
+                None,
+                std::time::Instant::now(),
+                Duration::from_millis(200),
+            )
+            .await
+        });
+        queued_call(&shared).await;
+        // Written: the writer took it.
+        {
+            let mut out = shared.lock_outbox();
+            out.frames.clear();
+            out.buf.clear();
+        }
+        let failed = call.await.unwrap().unwrap_err();
+        assert_eq!(failed.delivery, Delivery::Unknown);
+        assert_eq!(shared.in_flight.available_permits(), 0);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let now = Instant::now();
+        shared.watchdog(now, now, shared.tick);
+        assert_eq!(shared.in_flight.available_permits(), 0, "released too soon");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = Instant::now();
+        shared.watchdog(now, now, shared.tick);
+        assert_eq!(shared.in_flight.available_permits(), 1);
+    }
+
+    /// A waiting call with a timeout of its own longer than the read timeout allows (a table's
+    /// RPC timeout) may keep the server silent twice that long: the check does not close the
+    /// connection under it.
+    #[test]
+    fn a_call_with_a_long_timeout_of_its_own_keeps_a_silent_connection() {
+        let shared = test_shared(Duration::from_secs(2));
+        let start = Instant::now();
+        add_call(&shared, 1, start + Duration::from_secs(10));
+        let at = start + Duration::from_millis(2500);
+        assert!(matches!(
+            shared.watchdog(at, start, shared.tick),
+            Watch::Busy(_)
+        ));
+        // Silent for twice its timeout: dead.
+        assert!(matches!(
+            shared.watchdog(start + Duration::from_secs(21), start, shared.tick),
+            Watch::Dead(_)
+        ));
     }
 
     /// An empty Get on `conn`, with 30 s to go, in a task of its own.
