@@ -488,6 +488,35 @@ fn assert_checked(n: &Numeric, value: &str) {
     }
 }
 
+/// A boolean property is `true` or `false` (any case); anything else is refused, naming it.
+/// Java's `Boolean.parseBoolean` reads anything else as false, so `dataintegrity=1` turned
+/// verification off without a word.
+#[test]
+fn ycsb_boolean_properties_are_true_or_false() {
+    for name in [
+        "dataintegrity",
+        "readallfields",
+        "writeallfields",
+        "clientbuffering",
+        "sharedwritebuffer",
+        "createtable",
+        "measurement.raw.no_summary",
+    ] {
+        let n = int(name, 0.0, 0.0);
+        for ok in ["true", "false", "TRUE", "False", " true "] {
+            ycsb_check(&n, ok).unwrap_or_else(|e| panic!("{name}={ok:?} refused: {e}"));
+        }
+        for bad in ["1", "yes", "", "on", "t"] {
+            match ycsb_check(&n, bad) {
+                Err(ycsb::Error::Config(m)) => {
+                    assert!(m.contains(name) && m.contains("true or false"), "{m}")
+                }
+                other => panic!("{name}={bad:?}: {other:?}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn ycsb_numeric_properties_are_range_checked_before_the_run() {
     let values = [

@@ -421,6 +421,26 @@ pub fn check_command_line(args: &[String]) -> Result<(), Error> {
     }
 }
 
+/// The boolean properties this driver reads: each must be `true` or `false` (any case). Java's
+/// `Boolean.parseBoolean` takes anything else for false, so `dataintegrity=1` would silently
+/// switch verification off.
+const BOOLEAN_PROPERTIES: &[&str] = &[
+    "clientbuffering",
+    "createtable",
+    "dataintegrity",
+    "hdrhistogram.fileoutput",
+    "measurement.histogram.verbose",
+    "measurement.raw.no_summary",
+    "readallfields",
+    "readallfieldsbyname",
+    "regionserver.breakdown",
+    "reportlatencyforeacherror",
+    "sharedwritebuffer",
+    "status",
+    "sweep.load",
+    "writeallfields",
+];
+
 fn prepare(
     c: &CommonArgs,
     cli_props: &[(String, String)],
@@ -434,6 +454,7 @@ fn prepare(
     );
 
     // Check everything before connecting: bad input writes nothing.
+    p.check_booleans(BOOLEAN_PROPERTIES)?;
     let threads = p.i64_in("threadcount", 1, 1, MAX_THREADS)?;
     let target = p.f64_in("target", 0.0, 0.0, 1e9)?;
     let int_max = i32::MAX as i64;

@@ -281,6 +281,20 @@ impl Properties {
         }
     }
 
+    /// Fails, naming the property, when one of `keys` is set to anything but `true` or
+    /// `false` (any case, surrounding spaces ignored).
+    pub fn check_booleans(&self, keys: &[&str]) -> Result<(), Error> {
+        for key in keys {
+            if let Some(v) = self.get(key) {
+                let t = v.trim();
+                if !t.eq_ignore_ascii_case("true") && !t.eq_ignore_ascii_case("false") {
+                    return Err(Error::Config(format!("{key}={v:?} is not true or false")));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// All keys and values, sorted by key.
     pub fn sorted(&self) -> Vec<(&str, &str)> {
         let mut v: Vec<_> = self
