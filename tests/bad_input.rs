@@ -517,6 +517,48 @@ fn ycsb_boolean_properties_are_true_or_false() {
     }
 }
 
+/// Where the report and the measurements go is checked before the run: an export file, a raw
+/// measurement file or an HDR log path that cannot be written is refused, naming its property
+/// (before, the whole run went by, then it failed and its report was lost).
+#[test]
+fn ycsb_output_files_are_checked_before_the_run() {
+    for (name, extra) in [
+        ("exportfile", None),
+        ("measurement.raw.output_file", Some("measurementtype=raw")),
+        (
+            "hdrhistogram.output.path",
+            Some("hdrhistogram.fileoutput=true"),
+        ),
+    ] {
+        let n = Numeric {
+            context: match extra {
+                Some("measurementtype=raw") => &["measurementtype=raw"],
+                Some(_) => &["hdrhistogram.fileoutput=true"],
+                None => &[],
+            },
+            ..int(name, 0.0, 0.0)
+        };
+        match ycsb_check(&n, "/nonexistent-dir-of-the-test/x") {
+            Err(ycsb::Error::Config(m)) => {
+                assert!(m.contains(name) && m.contains("cannot be written"), "{m}")
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        let dir = std::env::temp_dir().join(format!("ycsb-out-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = format!("{}/", dir.display());
+        let path = if name == "hdrhistogram.output.path" {
+            ok.clone()
+        } else {
+            format!("{ok}out.txt")
+        };
+        ycsb_check(&n, &path).unwrap_or_else(|e| panic!("{name}={path}: {e}"));
+        // The check leaves nothing behind.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name}");
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}
+
 #[test]
 fn ycsb_numeric_properties_are_range_checked_before_the_run() {
     let values = [

@@ -441,6 +441,27 @@ const BOOLEAN_PROPERTIES: &[&str] = &[
     "writeallfields",
 ];
 
+/// Fails, naming the property `what`, when `path` cannot be written. A file made for the check
+/// is removed again.
+fn check_writable(what: &str, path: &str) -> Result<(), Error> {
+    let existed = std::path::Path::new(path).exists();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => Err(Error::Config(format!(
+            "{what}={path:?} cannot be written: {e}"
+        ))),
+    }
+}
+
 fn prepare(
     c: &CommonArgs,
     cli_props: &[(String, String)],
@@ -488,6 +509,20 @@ fn prepare(
         Some(dir) => format!("{dir}/"),
         None => p.get_or("hdrhistogram.output.path", "").to_string(),
     };
+    // Where the report and the measurements go must be writable now: found after the run,
+    // an unwritable one cost the whole run (and the report with it).
+    if let Some(path) = export_file.as_deref().filter(|f| !f.is_empty()) {
+        check_writable("exportfile", path)?;
+    }
+    if let Some(path) = &mconfig.raw_output_file {
+        check_writable("measurement.raw.output_file", path)?;
+    }
+    if file_output && artifacts.is_none() {
+        check_writable(
+            "hdrhistogram.output.path",
+            &format!("{hdr_path}ycsb-write-check.hdr"),
+        )?;
+    }
     let status = p.bool_or("status", false);
     let label = p.get_or("label", "").to_string();
     let seed = match p.get("seed") {
