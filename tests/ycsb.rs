@@ -534,3 +534,33 @@ async fn a_load_whose_buffered_inserts_all_fail_counts_none_ok_and_exits_non_zer
     client.admin().enable_table(&name).await.unwrap();
     hbase_it::drop_table(&client, &name).await;
 }
+
+/// A directory given as `artifacts.dir` holds one run's artifacts: a run into the directory of
+/// an earlier load leaves no `INSERT.hdr` of the load beside its own logs (`ycsb merge` read
+/// it as a phantom INSERT block, and the run's start as the load's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifacts_dir_holds_the_last_runs_logs_only() {
+    let dir = std::env::temp_dir().join(format!("ycsb-artifacts-reuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display();
+    ycsb(&format!(
+        "load memory -P workloadc -p recordcount=200 -p artifacts.dir={d}"
+    ))
+    .await;
+    assert!(dir.join("INSERT.hdr").is_file());
+    std::fs::write(dir.join("notes.txt"), "the user's").unwrap();
+    ycsb(&format!(
+        "run memory -P workloadc -p recordcount=200 -p operationcount=300 -p artifacts.dir={d}"
+    ))
+    .await;
+    assert!(dir.join("READ.hdr").is_file());
+    assert!(
+        !dir.join("INSERT.hdr").exists(),
+        "the load's log is still there"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "the user's"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

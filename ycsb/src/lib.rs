@@ -441,6 +441,31 @@ const BOOLEAN_PROPERTIES: &[&str] = &[
     "writeallfields",
 ];
 
+/// Removes what an earlier run left in `artifacts.dir` (its interval logs, report, process and
+/// server figures): a directory holds one run's artifacts, and `ycsb merge` reads every
+/// `.hdr` in it (a load's logs left beside a run's added a phantom INSERT block and moved the
+/// run's start). Other files are left alone.
+fn clear_artifacts(dir: &str) -> Result<(), Error> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::Io(format!("cannot read artifacts.dir {dir:?}: {e}")))?;
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.ends_with(".hdr")
+            || matches!(&*name, "report.txt" | "process.txt" | "servers.txt");
+        if ours && entry.path().is_file() {
+            std::fs::remove_file(entry.path())
+                .map_err(|e| Error::Io(format!("cannot remove {}: {e}", entry.path().display())))?;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        eprintln!("artifacts.dir {dir}: removed {removed} files of an earlier run");
+    }
+    Ok(())
+}
+
 /// Fails, naming the property `what`, when `path` cannot be written. A file made for the check
 /// is removed again.
 fn check_writable(what: &str, path: &str) -> Result<(), Error> {
@@ -617,6 +642,7 @@ async fn run_phase(
     if let Some(dir) = &artifacts {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
+        clear_artifacts(dir)?;
     }
     eprintln!("YCSB Client (ycsb-rs {})", env!("CARGO_PKG_VERSION"));
     eprintln!("Command line: {}", argv.join(" "));
