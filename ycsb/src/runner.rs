@@ -208,6 +208,8 @@ pub async fn run<D: Db>(
     // maxexecutiontime
     let done = Arc::new(AtomicBool::new(false));
     let done_notify = Arc::new(Notify::new());
+    // When maxexecutiontime ends the run: a thread whose pace would sleep past it stops there.
+    let stop_at = cfg.max_execution_time.map(|t| Instant::now() + t);
     let terminator = cfg.max_execution_time.map(|t| {
         let w = workload.clone();
         tokio::spawn(async move {
@@ -288,14 +290,17 @@ pub async fn run<D: Db>(
         let seed = cfg.seed;
         handles.push(tokio::spawn(async move {
             let mut st = w.init_task(seed, id as u64);
+            let mut ended = false;
             if jitter && tick_ns > 0 {
                 let delay = rand::rng().random_range(0..tick_ns);
-                pacer::sleep_until(Instant::now() + Duration::from_nanos(delay), spin_ahead).await;
+                let until = Instant::now() + Duration::from_nanos(delay);
+                ended = stop_at.is_some_and(|s| until >= s);
+                pacer::sleep_until(stop_at.map_or(until, |s| until.min(s)), spin_ahead).await;
             }
             let task_start = Instant::now();
             let mut done_ops = 0u64;
             let mut insert_failed = false;
-            while (task_ops == 0 || done_ops < task_ops) && !w.is_stop_requested() {
+            while !ended && (task_ops == 0 || done_ops < task_ops) && !w.is_stop_requested() {
                 let ok = if transactions {
                     w.do_transaction(&db, &mut st).await
                 } else {
@@ -313,6 +318,10 @@ pub async fn run<D: Db>(
                 }
                 if tick_ns > 0 {
                     let deadline = task_start + Duration::from_nanos(done_ops * tick_ns);
+                    if let Some(s) = stop_at.filter(|s| deadline >= *s) {
+                        pacer::sleep_until(s, spin_ahead).await;
+                        break;
+                    }
                     pacer::sleep_until(deadline, spin_ahead).await;
                     st.intended_start = Some(deadline);
                 }
@@ -548,6 +557,21 @@ mod tests {
         assert_eq!(r.ops, 20);
         assert_eq!(r.warnings.len(), 1);
         assert!(text.contains("[TOTAL_GCs], Count, 0\n"), "{text}");
+    }
+
+    /// `maxexecutiontime` ends a run whose pace sleeps past it (a low `-target`): the run ends
+    /// at its time, not at the thread's next tick (before, a 0.2 s run at one operation a
+    /// minute per thread lasted a minute).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_run_ends_at_maxexecutiontime_however_slow_its_pace() {
+        let m = Arc::new(Measurements::new(IntervalMode::Op, vec![95.0], false));
+        let w = workload(&[("recordcount", "10")], &m);
+        let mut cfg = config(2, 0, true);
+        cfg.target = 2.0 / 60.0;
+        cfg.max_execution_time = Some(Duration::from_millis(200));
+        let r = run(&cfg, w, MemoryDb::default(), m).await.unwrap();
+        assert!(r.runtime_ms < 30_000, "ran {} ms", r.runtime_ms);
+        assert!(r.runtime_ms >= 200, "ran {} ms", r.runtime_ms);
     }
 
     /// Every operation panics.
