@@ -297,6 +297,35 @@ async fn finding_the_master_ends_at_the_callers_deadline() {
     .await;
 }
 
+/// The refresh of the bootstrap nodes that follows a registry answer (every 5 minutes) holds
+/// that answer back for a second at most: a server that does not answer `GetBootstrapNodes`
+/// delayed the client's connect by the whole operation timeout (60 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_bootstrap_node_refresh_does_not_hold_back_the_answer() {
+    hbase_it::bounded(40, async {
+        let f = Fixture::new().await;
+        let proxy = hbase_it::proxy::FaultProxy::new();
+        proxy
+            .control(&f.master.address())
+            .swallow_requests(u32::MAX, |r| r.method == "GetBootstrapNodes");
+        let config = ClientConfig::builder(&f.zk.addr)
+            .registry(Registry::Rpc)
+            .bootstrap_servers(vec![f.master.address()])
+            .connect_timeout(Duration::from_secs(5))
+            .operation_timeout(Duration::from_secs(60))
+            .address_mapper(proxy.mapper())
+            .build()
+            .unwrap();
+        let client = Client::connect(config)
+            .await
+            .expect("bootstrap through the proxy");
+        assert_eq!(client.admin().cluster_id().await.unwrap(), f.id);
+        assert!(proxy.control(&f.master.address()).swallowed() >= 1);
+        assert_eq!(f.zk.connections(), 0);
+    })
+    .await;
+}
+
 /// Every bootstrap server dead: `connect` fails (no hang) with the registry's typed error,
 /// naming each server and what it did.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,6 +28,9 @@ use std::sync::Arc;
 /// How often the bootstrap nodes are asked for again (as the Java client's default).
 const REFRESH_INTERVAL: Duration = Duration::from_secs(300);
 
+/// How long an answer waits for the refresh of the bootstrap nodes that follows it.
+const REFRESH_WAIT: Duration = Duration::from_secs(1);
+
 pub(crate) struct RpcRegistry {
     /// The configured servers, always tried first, in their order.
     configured: Vec<ServerName>,
@@ -173,6 +176,9 @@ impl RpcRegistry {
             *at = Some(Instant::now());
         }
         let req = hbase_proto::GetBootstrapNodesRequest {};
+        // The caller's answer is in hand and waits for this: a server slow to answer it
+        // delays the answer by at most REFRESH_WAIT, not the operation timeout.
+        let deadline = deadline.min(Instant::now() + REFRESH_WAIT);
         match self
             .ask_one::<_, hbase_proto::GetBootstrapNodesResponse>(
                 server,
