@@ -102,6 +102,22 @@ impl Fixture {
         }
     }
 
+    /// A client bootstrapped through the RPC registry on the master, every connection through
+    /// `proxy`; its operation timeout 60 s.
+    async fn rpc_client_through(&self, proxy: &hbase_it::proxy::FaultProxy) -> Client {
+        let config = ClientConfig::builder(&self.zk.addr)
+            .registry(Registry::Rpc)
+            .bootstrap_servers(vec![self.master.address()])
+            .connect_timeout(Duration::from_secs(5))
+            .operation_timeout(Duration::from_secs(60))
+            .address_mapper(proxy.mapper())
+            .build()
+            .unwrap();
+        Client::connect(config)
+            .await
+            .expect("bootstrap through the proxy")
+    }
+
     /// A client bootstrapped through the RPC registry on `servers`; its ZooKeeper quorum is
     /// the counting listener.
     async fn rpc_client(&self, servers: &[String]) -> hbase_client::Result<Client> {
@@ -270,17 +286,7 @@ async fn finding_the_master_ends_at_the_callers_deadline() {
     hbase_it::bounded(40, async {
         let f = Fixture::new().await;
         let proxy = hbase_it::proxy::FaultProxy::new();
-        let config = ClientConfig::builder(&f.zk.addr)
-            .registry(Registry::Rpc)
-            .bootstrap_servers(vec![f.master.address()])
-            .connect_timeout(Duration::from_secs(5))
-            .operation_timeout(Duration::from_secs(60))
-            .address_mapper(proxy.mapper())
-            .build()
-            .unwrap();
-        let client = Client::connect(config)
-            .await
-            .expect("bootstrap through the proxy");
+        let client = f.rpc_client_through(&proxy).await;
         let ctl = proxy.control(&f.master.address());
         ctl.freeze_existing();
         let err = client
@@ -308,17 +314,7 @@ async fn a_silent_bootstrap_node_refresh_does_not_hold_back_the_answer() {
         proxy
             .control(&f.master.address())
             .swallow_requests(u32::MAX, |r| r.method == "GetBootstrapNodes");
-        let config = ClientConfig::builder(&f.zk.addr)
-            .registry(Registry::Rpc)
-            .bootstrap_servers(vec![f.master.address()])
-            .connect_timeout(Duration::from_secs(5))
-            .operation_timeout(Duration::from_secs(60))
-            .address_mapper(proxy.mapper())
-            .build()
-            .unwrap();
-        let client = Client::connect(config)
-            .await
-            .expect("bootstrap through the proxy");
+        let client = f.rpc_client_through(&proxy).await;
         assert_eq!(client.admin().cluster_id().await.unwrap(), f.id);
         assert!(proxy.control(&f.master.address()).swallowed() >= 1);
         assert_eq!(f.zk.connections(), 0);
