@@ -559,6 +559,31 @@ fn ycsb_output_files_are_checked_before_the_run() {
     }
 }
 
+/// `ycsb sweep` with a measurement type that keeps no HdrHistogram is refused before the
+/// load and the points (its summaries read the points' interval logs: it ran every point, then
+/// failed with "no <OP>.hdr interval logs").
+#[tokio::test]
+async fn ycsb_sweep_without_hdr_logs_is_refused_before_any_point() {
+    let out = std::env::temp_dir().join(format!("ycsb-sweep-nohdr-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let line = format!(
+        "sweep memory -P workloadc -threads 1,2 -p recordcount=100 -p operationcount=100 -p measurementtype=timeseries --out {}",
+        out.display()
+    );
+    let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+    match ycsb::execute(&args).await {
+        Err(ycsb::Error::Config(m)) => {
+            assert!(m.contains("measurementtype=timeseries"), "{m}")
+        }
+        Err(e) => panic!("not a configuration error: {e:?}"),
+        Ok(_) => panic!("the sweep ran"),
+    }
+    let points = out.join("points");
+    let ran = std::fs::read_dir(&points).map_or(0, |d| d.count());
+    assert_eq!(ran, 0, "points ran: {}", points.display());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn ycsb_numeric_properties_are_range_checked_before_the_run() {
     let values = [

@@ -71,6 +71,16 @@ impl MeasurementType {
             _ => return None,
         })
     }
+
+    /// True when the type keeps an HdrHistogram (and so writes interval logs when asked).
+    pub fn has_hdr(self) -> bool {
+        matches!(
+            self,
+            MeasurementType::HdrHistogram
+                | MeasurementType::HdrAndHistogram
+                | MeasurementType::HdrAndRaw
+        )
+    }
 }
 
 /// YCSB 0.17.0's default `hdrhistogram.percentiles`.

@@ -281,6 +281,15 @@ pub async fn sweep(
     let table = p.get_or("table", "usertable").trim().to_string();
     // Checked before the load and the snapshot: a bad value must leave nothing behind.
     let server_warmup = p.f64_in("sweep.serverwarmup", 0.0, 0.0, 86_400.0)?;
+    // The summaries and plots read each point's HdrHistogram interval logs, which only the
+    // HdrHistogram measurement types write: another type would run every point, then fail.
+    let kind = crate::measurements::MeasurementConfig::from_properties(p)?.kind;
+    if !kind.has_hdr() {
+        return Err(Error::Config(format!(
+            "ycsb sweep needs HdrHistogram interval logs: measurementtype={} writes none (use hdrhistogram, hdrhistogram+histogram or hdrhistogram+raw)",
+            p.get_or("measurementtype", "").trim()
+        )));
+    }
     let warmup: f64 = p.get_or("warmuptime", "0").trim().parse().unwrap_or(0.0);
     let exe = point_exe(
         p,
