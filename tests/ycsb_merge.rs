@@ -153,3 +153,58 @@ async fn three_processes_merge_like_one() {
     assert!(err.to_string().contains("artifacts.dir"), "{err}");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// `[OVERALL], Throughput(ops/sec)` of a report.
+fn throughput(report: &str) -> f64 {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix("[OVERALL], Throughput(ops/sec), "))
+        .unwrap_or_else(|| panic!("no throughput in\n{report}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The operations a report's throughput stands for: throughput × RunTime.
+fn operations(report: &str) -> f64 {
+    throughput(report) * count(report, "OVERALL", "RunTime(ms)") as f64 / 1000.0
+}
+
+/// Runs `ycsb run <line> -p artifacts.dir=DIR` and `ycsb merge DIR`: (the run's report, the
+/// merged report).
+async fn run_and_merge(name: &str, line: &str) -> (String, String) {
+    let dir = std::env::temp_dir().join(format!("ycsb-merge-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = ycsb(&format!("run {line} -p artifacts.dir={}", dir.display())).await;
+    let merged = ycsb(&format!("merge {}", dir.display())).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    (run, merged)
+}
+
+/// One run merged alone reports its own RunTime and its own operations (to within one: the
+/// run's RunTime is in whole milliseconds).
+fn assert_merges_to_itself(run: &str, merged: &str) {
+    assert_eq!(
+        count(merged, "OVERALL", "RunTime(ms)"),
+        count(run, "OVERALL", "RunTime(ms)"),
+        "{run}\n{merged}"
+    );
+    let (own, got) = (operations(run), operations(merged));
+    assert!(own > 100.0, "{run}");
+    assert!(
+        (got - own).abs() <= own * 0.005,
+        "merged {got} operations, the run {own}\n{run}\n{merged}"
+    );
+}
+
+/// The measured window of a run with a warm-up starts at the end of the warm-up: RunTime
+/// counts from there, and its interval logs begin there (their start time is the process's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_a_warm_up_merges_to_its_own_throughput() {
+    let (run, merged) = run_and_merge(
+        "warmup",
+        "memory -P workloadc -threads 2 -p operationcount=3000 -p warmuptime=1 -target 2000",
+    )
+    .await;
+    assert_merges_to_itself(&run, &merged);
+}

@@ -8,7 +8,9 @@
 //! every interval histogram of an operation across runs, sums the return codes, and computes
 //! throughput over the window in which all runs were running (the overlap), counting the
 //! operations of the intervals inside that window (an interval that straddles its edge counts
-//! in proportion). RunTime is the whole window, from the first start to the last end.
+//! in proportion). RunTime is the whole window, from the first start to the last end. A run's
+//! window is its measured one, as its own RunTime: it ends with its last interval and starts
+//! RunTime before that, after any `warmuptime`.
 //!
 //! What merge assumes: the client machines' clocks agree (NTP; the logs carry absolute start
 //! times), the runs did disjoint work (disjoint `insertstart`/`insertcount` in a load), and
@@ -42,9 +44,13 @@ pub struct Interval {
 pub struct RunArtifacts {
     /// The directory.
     pub dir: PathBuf,
-    /// Start (seconds since the epoch), from the interval logs' start time.
+    /// The interval logs' start time (seconds since the epoch): the process's clock origin,
+    /// before any warm-up.
     pub start: f64,
-    /// `[OVERALL], RunTime(ms)` of its report.
+    /// End of the measured window (seconds since the epoch): the end of the last interval,
+    /// which the run's report closes when RunTime stops.
+    pub end: f64,
+    /// `[OVERALL], RunTime(ms)` of its report: the measured window, after any warm-up.
     pub runtime_ms: u64,
     /// Operation names in report order.
     pub ops: Vec<String>,
@@ -55,9 +61,10 @@ pub struct RunArtifacts {
 }
 
 impl RunArtifacts {
-    /// End of the run (seconds since the epoch).
-    pub fn end(&self) -> f64 {
-        self.start + self.runtime_ms as f64 / 1000.0
+    /// Start of the measured window (seconds since the epoch): RunTime before its end. With
+    /// `warmuptime` this is the end of the warm-up, not the logs' start time.
+    pub fn measured_start(&self) -> f64 {
+        self.end - self.runtime_ms as f64 / 1000.0
     }
 }
 
@@ -167,9 +174,22 @@ pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
         }
     }
     let start = start.ok_or_else(|| io(dir, "no <OP>.hdr interval logs"))?;
+    // The report takes every operation's last interval when RunTime stops; a run without a
+    // single interval ends RunTime after its logs' start.
+    let last = intervals
+        .values()
+        .flatten()
+        .map(|iv: &Interval| iv.end)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let end = if last.is_finite() {
+        last
+    } else {
+        start + runtime_ms as f64 / 1000.0
+    };
     Ok(RunArtifacts {
         dir: dir.to_path_buf(),
         start,
+        end,
         runtime_ms,
         ops,
         intervals,
@@ -223,16 +243,17 @@ pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLin
             "ycsb merge needs at least one run directory".into(),
         ));
     }
-    let first_start = runs.iter().map(|r| r.start).fold(f64::INFINITY, f64::min);
-    let last_end = runs
+    // The measured windows: a warm-up is neither in a run's RunTime nor in its throughput.
+    let first_start = runs
         .iter()
-        .map(|r| r.end())
-        .fold(f64::NEG_INFINITY, f64::max);
+        .map(|r| r.measured_start())
+        .fold(f64::INFINITY, f64::min);
+    let last_end = runs.iter().map(|r| r.end).fold(f64::NEG_INFINITY, f64::max);
     let overlap_start = runs
         .iter()
-        .map(|r| r.start)
+        .map(|r| r.measured_start())
         .fold(f64::NEG_INFINITY, f64::max);
-    let overlap_end = runs.iter().map(|r| r.end()).fold(f64::INFINITY, f64::min);
+    let overlap_end = runs.iter().map(|r| r.end).fold(f64::INFINITY, f64::min);
     let overlap = overlap_end - overlap_start;
 
     // Operation order: as the first run reports them, then any others.
@@ -367,6 +388,7 @@ mod tests {
         RunArtifacts {
             dir: PathBuf::from("x"),
             start,
+            end: start + runtime_ms as f64 / 1000.0,
             runtime_ms,
             ops: vec!["READ".into()],
             intervals: map,

@@ -1030,6 +1030,7 @@ mod tests {
         RunArtifacts {
             dir: PathBuf::from(dir),
             start,
+            end: start + 3.0,
             runtime_ms: 3000,
             ops: vec!["INSERT".into()],
             intervals: map,
