@@ -567,7 +567,8 @@ async fn ycsb_sweep_without_hdr_logs_is_refused_before_any_point() {
     let out = std::env::temp_dir().join(format!("ycsb-sweep-nohdr-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let line = format!(
-        "sweep memory -P workloadc -threads 1,2 -p recordcount=100 -p operationcount=100 -p measurementtype=timeseries --out {}",
+        "sweep memory -P workloadc -threads 1,2 -p recordcount=100 -p operationcount=100 -p measurementtype=timeseries -p sweep.exe={} --out {}",
+        env!("CARGO_BIN_EXE_ycsb-it"),
         out.display()
     );
     let args: Vec<String> = line.split_whitespace().map(String::from).collect();
