@@ -208,3 +208,46 @@ async fn a_run_with_a_warm_up_merges_to_its_own_throughput() {
     .await;
     assert_merges_to_itself(&run, &merged);
 }
+
+/// Throughput counts what the run counts: one operation per read-modify-write (not its READ,
+/// its UPDATE and itself), and no VERIFY sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_f_run_merges_to_its_own_throughput() {
+    let (run, merged) = run_and_merge(
+        "f",
+        "memory -P workloadf -threads 4 -p operationcount=2000 -target 2000 -p dataintegrity=true",
+    )
+    .await;
+    assert!(
+        count(&run, "READ-MODIFY-WRITE", "Operations") > 100,
+        "{run}"
+    );
+    assert!(count(&run, "VERIFY", "Operations") > 100, "{run}");
+    assert_merges_to_itself(&run, &merged);
+}
+
+/// With client buffering each thread's final mutator close is timed as one UPDATE sample (as
+/// YCSB's HBase binding does): not an operation of the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_close_samples_are_not_operations() {
+    let cluster = hbase_it::ycsb_cluster_args();
+    let t = hbase_it::unique_table("mergeclose");
+    ycsb(&format!(
+        "create-table {cluster} -p table={t} -p columnfamily=family"
+    ))
+    .await;
+    let (run, merged) = run_and_merge(
+        "close",
+        &format!(
+            "{cluster} -p table={t} -p columnfamily=family -P workloada -p updateproportion=1 \
+             -p readproportion=0 -p recordcount=1000 -p operationcount=1000 -threads 32"
+        ),
+    )
+    .await;
+    // 1,000 updates and 32 close samples.
+    assert_eq!(count(&run, "UPDATE", "Operations"), 1032, "{run}");
+    assert_eq!(count(&run, "UPDATE", "Return=OK"), 1000, "{run}");
+    assert_merges_to_itself(&run, &merged);
+    let client = hbase_it::client().await;
+    hbase_it::drop_table(&client, &t).await;
+}

@@ -25,6 +25,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
+use crate::db::Status;
 use crate::measurements::{block_lines, ReportLine, Value};
 use crate::Error;
 
@@ -230,10 +231,108 @@ pub fn merged_histograms(runs: &[RunArtifacts]) -> Result<BTreeMap<String, Histo
         .collect())
 }
 
-/// Operations that count toward throughput (YCSB counts the workload's operations, not the
-/// cleanup nor the intended-latency shadows).
-fn counts_toward_throughput(op: &str) -> bool {
-    op != "CLEANUP" && !op.starts_with("Intended-")
+/// The measurements that time the workload's own operations.
+const OPERATIONS: [&str; 4] = ["READ", "UPDATE", "INSERT", "SCAN"];
+
+/// Whether the samples of measurement `name` are operations of the workload: an operation's
+/// own (`READ`) or a failed one's (`READ-FAILED`, `READ-NOT_FOUND`, ...). Not
+/// READ-MODIFY-WRITE, VERIFY, FLUSH, CLEANUP nor the `Intended-` shadows.
+fn is_operation(name: &str) -> bool {
+    OPERATIONS.iter().any(|op| {
+        name == *op
+            || name
+                .strip_prefix(op)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|status| {
+                    status == "FAILED" || Status::ALL.iter().any(|s| s.name() == status)
+                })
+    })
+}
+
+/// Some of a run's operations, over an interval (seconds since the epoch).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Counted {
+    /// Start.
+    pub start: f64,
+    /// End.
+    pub end: f64,
+    /// Operations; negative for the samples an interval of the run's histograms took off.
+    pub ops: f64,
+}
+
+impl Counted {
+    /// The share of it inside `[from, to]`: in proportion to the time inside, all or nothing
+    /// for an interval of no length.
+    pub fn share(&self, from: f64, to: f64) -> f64 {
+        let len = self.end - self.start;
+        if len > 0.0 {
+            (self.end.min(to) - self.start.max(from)).max(0.0) / len
+        } else if self.start >= from && self.start <= to {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The operations of `run` over time, as its report counts them for its throughput: one per
+/// transaction (or insert of a load), whatever it returned. Its histograms hold other samples
+/// too: a read-modify-write is timed as READ-MODIFY-WRITE and as the READ and the UPDATE it
+/// made (so each READ-MODIFY-WRITE sample takes one off), and with client buffering each
+/// thread's final mutator close is timed as an UPDATE without a return code (so the UPDATE
+/// samples beyond UPDATE's return codes come off UPDATE's last intervals, where the closes
+/// are). The sum of the `ops` is the run's operations.
+pub fn counted_intervals(run: &RunArtifacts) -> Vec<Counted> {
+    let mut out = Vec::new();
+    let mut update_samples = 0u64;
+    for (name, intervals) in &run.intervals {
+        let sign = if is_operation(name) {
+            1.0
+        } else if name == "READ-MODIFY-WRITE" {
+            -1.0
+        } else {
+            continue;
+        };
+        if name == "UPDATE" || name.starts_with("UPDATE-") {
+            update_samples += intervals.iter().map(|iv| iv.histogram.len()).sum::<u64>();
+        }
+        if name == "UPDATE" {
+            continue;
+        }
+        out.extend(intervals.iter().map(|iv| Counted {
+            start: iv.start,
+            end: iv.end,
+            ops: sign * iv.histogram.len() as f64,
+        }));
+    }
+    let returns: i64 = run
+        .return_codes
+        .get("UPDATE")
+        .map(|codes| codes.iter().map(|(_, n)| n).sum())
+        .unwrap_or(0);
+    let mut closes = update_samples.saturating_sub(returns.max(0) as u64);
+    let updates = run
+        .intervals
+        .get("UPDATE")
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let mut kept: Vec<Counted> = updates
+        .iter()
+        .rev()
+        .map(|iv| {
+            let n = iv.histogram.len();
+            let off = n.min(closes);
+            closes -= off;
+            Counted {
+                start: iv.start,
+                end: iv.end,
+                ops: (n - off) as f64,
+            }
+        })
+        .collect();
+    kept.reverse();
+    out.extend(kept);
+    out
 }
 
 /// The merged report lines of `runs`, with `percentiles` in each block.
@@ -265,7 +364,11 @@ pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLin
             }
         }
     }
-    let mut in_window = 0.0;
+    let counted: Vec<Counted> = runs.iter().flat_map(counted_intervals).collect();
+    let in_window: f64 = counted
+        .iter()
+        .map(|c| c.share(overlap_start, overlap_end) * c.ops)
+        .sum();
     let mut blocks = Vec::new();
     for op in &ops {
         let mut total: Option<Histogram<u64>> = None;
@@ -274,18 +377,6 @@ pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLin
             for iv in r.intervals.get(op).map(Vec::as_slice).unwrap_or(&[]) {
                 add_into(&mut total, &iv.histogram)
                     .map_err(|e| Error::Io(format!("{}: {e}", r.dir.display())))?;
-                if counts_toward_throughput(op) && overlap > 0.0 {
-                    let len = iv.end - iv.start;
-                    let inside = (iv.end.min(overlap_end) - iv.start.max(overlap_start)).max(0.0);
-                    let share = if len > 0.0 {
-                        inside / len
-                    } else if iv.start >= overlap_start && iv.start <= overlap_end {
-                        1.0
-                    } else {
-                        0.0
-                    };
-                    in_window += share * iv.histogram.len() as f64;
-                }
             }
             for (code, n) in r.return_codes.get(op).map(Vec::as_slice).unwrap_or(&[]) {
                 match codes.iter_mut().find(|(c, _)| c == code) {
@@ -303,14 +394,8 @@ pub fn merge(runs: &[RunArtifacts], percentiles: &[f64]) -> Result<Vec<ReportLin
         in_window / overlap
     } else {
         // Runs that never ran together: all operations over the whole window.
-        let ops: u64 = ops
-            .iter()
-            .filter(|op| counts_toward_throughput(op))
-            .flat_map(|op| runs.iter().flat_map(move |r| r.intervals.get(op.as_str())))
-            .flatten()
-            .map(|iv| iv.histogram.len())
-            .sum();
-        ops as f64 * 1000.0 / runtime_ms.max(1) as f64
+        let ops: f64 = counted.iter().map(|c| c.ops).sum();
+        ops * 1000.0 / runtime_ms.max(1) as f64
     };
     let overall = |m: &str, v: Value| ReportLine {
         metric: "OVERALL".into(),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use crate::measurements::{java_mean, value_at_percentile};
-use crate::merge::{merged_histograms, read_run, RunArtifacts};
+use crate::merge::{counted_intervals, merged_histograms, read_run, RunArtifacts};
 use crate::usage::{ChildUsage, ProcessUsage};
 use crate::Error;
 
@@ -758,24 +758,47 @@ fn percentile_chart(label: &str, lines: Vec<Line>) -> Chart {
     }
 }
 
-/// (seconds since `origin`, ops/s) per interval of `run`, all plotted operations together.
+/// Interval ends closer than this are one take: the run takes every measurement's interval
+/// at once (a status line, the report), one after another, and the logs keep milliseconds.
+const SAME_TAKE: f64 = 0.005;
+
+/// (seconds since `origin`, ops/s) of `run` between its interval takes, its operations
+/// counted as its report counts them ([`counted_intervals`]).
 fn throughput_over_time(run: &RunArtifacts, origin: f64) -> Vec<(f64, f64)> {
-    let mut per_interval: BTreeMap<i64, (f64, u64)> = BTreeMap::new();
-    for (op, intervals) in &run.intervals {
-        if !plotted_op(op) {
-            continue;
-        }
-        for iv in intervals {
-            let t = iv.start - origin;
-            let len = (iv.end - iv.start).max(1e-3);
-            let e = per_interval.entry((t * 1000.0) as i64).or_insert((len, 0));
-            e.1 += iv.histogram.len();
+    let counted = counted_intervals(run);
+    let Some(first) = counted.iter().map(|c| c.start).reduce(f64::min) else {
+        return Vec::new();
+    };
+    let mut ends: Vec<f64> = counted.iter().map(|c| c.end).collect();
+    ends.sort_by(f64::total_cmp);
+    let mut takes: Vec<f64> = Vec::new();
+    for e in ends {
+        match takes.last_mut() {
+            Some(last) if e - *last <= SAME_TAKE => *last = e,
+            _ => takes.push(e),
         }
     }
-    per_interval
-        .iter()
-        .map(|(t, (len, n))| (*t as f64 / 1000.0, *n as f64 / len))
-        .collect()
+    let mut from = first;
+    let mut points = Vec::new();
+    for to in takes {
+        let ops: f64 = counted
+            .iter()
+            .map(|c| {
+                // An interval of no length belongs to the span its instant ends.
+                let share = if c.end > c.start {
+                    c.share(from, to)
+                } else if (c.start > from || from == first) && c.start <= to {
+                    1.0
+                } else {
+                    0.0
+                };
+                share * c.ops
+            })
+            .sum();
+        points.push((from - origin, ops / (to - from).max(1e-3)));
+        from = to;
+    }
+    points
 }
 
 /// One line per plotted operation of `run`: (seconds since `origin`, p99 of the interval).
@@ -862,20 +885,15 @@ pub fn merged_charts(
     let mut throughput = Vec::new();
     let mut p99 = Vec::new();
     for r in runs {
-        for (op, intervals) in &r.intervals {
-            if !plotted_op(op) {
-                continue;
-            }
-            for iv in intervals {
-                let (a, b) = (iv.start - origin, (iv.end - origin).max(iv.start - origin));
-                let len = (b - a).max(1e-3);
-                let mut sec = a.floor();
-                while sec < b || sec == a.floor() {
-                    let inside = (b.min(sec + 1.0) - a.max(sec)).max(0.0);
-                    let share = if b > a { inside / len } else { 1.0 };
-                    *sum.entry(sec as i64).or_default() += share * iv.histogram.len() as f64;
-                    sec += 1.0;
-                }
+        for c in counted_intervals(r) {
+            let (a, b) = (c.start - origin, (c.end - origin).max(c.start - origin));
+            let len = (b - a).max(1e-3);
+            let mut sec = a.floor();
+            while sec < b || sec == a.floor() {
+                let inside = (b.min(sec + 1.0) - a.max(sec)).max(0.0);
+                let share = if b > a { inside / len } else { 1.0 };
+                *sum.entry(sec as i64).or_default() += share * c.ops;
+                sec += 1.0;
             }
         }
         throughput.push(Line {
@@ -1062,6 +1080,41 @@ mod tests {
         // Merged distribution first, then one line per run.
         let names: Vec<&str> = charts[0].lines.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, vec!["merged INSERT", "a INSERT", "b INSERT"]);
+    }
+
+    /// Workload F at 10 operations a second for 2 s on 2 threads with client buffering: 10
+    /// reads and 10 read-modify-writes (each also a READ and an UPDATE sample), and each
+    /// thread's mutator close as an UPDATE sample in the last interval.
+    fn workload_f(dir: &str, start: f64) -> RunArtifacts {
+        let mut run = artifacts(dir, start, vec![]);
+        run.intervals.clear();
+        let two = |n: [u64; 2]| {
+            vec![
+                interval(start, start + 1.0, n[0]),
+                interval(start + 1.0, start + 2.0, n[1]),
+            ]
+        };
+        run.intervals.insert("READ".into(), two([10, 10]));
+        run.intervals.insert("UPDATE".into(), two([5, 7]));
+        run.intervals
+            .insert("READ-MODIFY-WRITE".into(), two([5, 5]));
+        run.intervals.insert("VERIFY".into(), two([5, 5]));
+        run.intervals.insert("CLEANUP".into(), two([0, 2]));
+        run.return_codes
+            .insert("UPDATE".into(), vec![("OK".into(), 8), ("ERROR".into(), 2)]);
+        run
+    }
+
+    #[test]
+    fn throughput_over_time_counts_the_operations_of_the_run() {
+        let run = workload_f("f", 10.0);
+        assert_eq!(
+            throughput_over_time(&run, 10.0),
+            vec![(0.0, 10.0), (1.0, 10.0)]
+        );
+        let merged = merged_histograms(std::slice::from_ref(&run)).unwrap();
+        let charts = merged_charts(&[run], &merged).unwrap();
+        assert_eq!(charts[1].lines[0].points, vec![(0.0, 10.0), (1.0, 10.0)]);
     }
 
     #[test]
