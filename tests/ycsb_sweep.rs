@@ -361,3 +361,55 @@ async fn thread_and_target_sweeps() {
     hbase_it::drop_table(&client, &table).await;
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// A point whose run failed or was interrupted has a directory and no `point.json`: plot
+/// leaves it out, naming it on stderr, and draws the others. A directory with no complete
+/// point is still an error that says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plot_skips_an_incomplete_point() {
+    let base = std::env::temp_dir().join(format!("ycsb-sweep-partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let dir = base.join("sweep");
+    ycsb(&format!(
+        "sweep memory -P workloadc -threads 1,2 -p recordcount=100 -p operationcount=100 -p sweep.exe={} --out {}",
+        ycsb_exe(),
+        dir.display()
+    ))
+    .await;
+    let broken = dir.join("points").join("003-workloadc-t4");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("stdout.txt"), "").unwrap();
+    let page = base.join("page.html");
+    let plot = |dir: &Path| {
+        std::process::Command::new(ycsb_exe())
+            .args(["plot", &dir.display().to_string(), "--out"])
+            .arg(&page)
+            .output()
+            .unwrap()
+    };
+    let out = plot(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&broken.display().to_string()) && stderr.contains("point.json"),
+        "{stderr}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for id in ["001-workloadc-t1", "002-workloadc-t2"] {
+        assert!(html.contains(&format!("<td>{id}</td>")), "{id}: {html}");
+    }
+    assert!(!html.contains("003-workloadc-t4"), "{html}");
+
+    // Only incomplete points: an error naming the directory.
+    let empty = base.join("empty");
+    std::fs::create_dir_all(empty.join("points").join("001-workloadc-t1")).unwrap();
+    let out = plot(&empty);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&empty.join("points").display().to_string())
+            && stderr.contains("no complete point"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -108,7 +108,9 @@ fn json_field(text: &str, key: &str) -> Option<String> {
     }
 }
 
-/// Reads every point of a result directory, in the order of their ids.
+/// Reads every complete point of a result directory, in the order of their ids. A point
+/// directory without `point.json` is one whose run failed or was interrupted (`ycsb sweep`
+/// writes it last): it is left out with a warning on stderr.
 pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
     let points_dir = dir.join("points");
     let mut ids: Vec<PathBuf> = std::fs::read_dir(&points_dir)
@@ -125,8 +127,17 @@ pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
     let mut points = Vec::new();
     for p in ids {
         let meta_path = p.join("point.json");
-        let meta = std::fs::read_to_string(&meta_path)
-            .map_err(|e| Error::Io(format!("{}: {e}", meta_path.display())))?;
+        let meta = match std::fs::read_to_string(&meta_path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!(
+                    "ycsb: warning: {} has no point.json (its run failed or was interrupted); left out",
+                    p.display()
+                );
+                continue;
+            }
+            Err(e) => return Err(Error::Io(format!("{}: {e}", meta_path.display()))),
+        };
         let num = |k: &str| -> Result<f64, Error> {
             json_field(&meta, k)
                 .and_then(|v| v.parse().ok())
@@ -183,7 +194,10 @@ pub fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
         });
     }
     if points.is_empty() {
-        return Err(Error::Io(format!("{}: no points", points_dir.display())));
+        return Err(Error::Io(format!(
+            "{}: no complete point (none has a point.json)",
+            points_dir.display()
+        )));
     }
     Ok(points)
 }
