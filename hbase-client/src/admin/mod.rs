@@ -270,19 +270,22 @@ impl Admin {
         .await
     }
 
-    /// One call to a region server's AdminService (no retries: callers poll).
+    /// One call to a region server's AdminService (no retries: callers poll). `idempotency`
+    /// says what an unanswered call means: nothing for a read (`GetRegionInfo`, which a poll
+    /// asks again), an unknown outcome for an action (a flush, a compaction, a stop).
     pub(crate) async fn region_server_call<Req, Resp>(
         &self,
         server: &ServerName,
         method: &'static str,
         req: &Req,
+        idempotency: Idempotency,
     ) -> Result<Resp>
     where
         Req: Message + Sync,
         Resp: Message + Default,
     {
         let opts = self.options();
-        let op = Operation::new(&self.rt, &opts, Idempotency::Idempotent);
+        let op = Operation::new(&self.rt, &opts, idempotency);
         let answer = async {
             let ep = op.resolve(Target::Server(server)).await?;
             op.call(&ep, method, req, None).await?.decode()

@@ -16,6 +16,7 @@ use crate::error::exceptions::{self, Retry};
 use crate::error::{Error, Result};
 use crate::ops::region_specifier;
 use crate::region::{RegionInfo, ServerName, TableName};
+use crate::runtime::caller::Idempotency;
 
 /// A region of a table and the server it is assigned to (none while in transition).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,8 +274,9 @@ impl Admin {
         let req = hbase_proto::StopServerRequest {
             reason: reason.to_string(),
         };
-        let _: hbase_proto::StopServerResponse =
-            self.region_server_call(server, "StopServer", &req).await?;
+        let _: hbase_proto::StopServerResponse = self
+            .region_server_call(server, "StopServer", &req, Idempotency::Idempotent)
+            .await?;
         Ok(())
     }
 
@@ -286,7 +288,7 @@ impl Admin {
             ..Default::default()
         };
         let _: hbase_proto::FlushRegionResponse = self
-            .region_server_call(&server, "FlushRegion", &req)
+            .region_server_call(&server, "FlushRegion", &req, Idempotency::Idempotent)
             .await?;
         Ok(())
     }
@@ -310,7 +312,7 @@ impl Admin {
             family: None,
         };
         let _: hbase_proto::CompactRegionResponse = self
-            .region_server_call(server, "CompactRegion", &req)
+            .region_server_call(server, "CompactRegion", &req, Idempotency::Idempotent)
             .await?;
         Ok(())
     }
@@ -358,7 +360,8 @@ impl Admin {
             compaction_state: None,
             best_split_row: None,
         };
-        self.region_server_call(server, "GetRegionInfo", &req).await
+        self.region_server_call(server, "GetRegionInfo", &req, Idempotency::Read)
+            .await
     }
 
     /// Waits until the server hosting `region` says it can be split, asking for a compaction
