@@ -373,10 +373,10 @@ async fn in_flight_cap_belongs_to_the_server() {
         let cap = 4;
         // A long read timeout: the slow server is not taken for a dead one, so this is about
         // calls that timed out, not about a replaced connection. A call whose caller gave up
-        // keeps its place for its own timeout more (3 s: the server gets it after 4 s and
-        // answers it, before its place would be given back).
+        // keeps its place for its own timeout more (5 s: the server gets it after 6 s and
+        // answers it, 4 s before its place would be given back).
         let client = hbase_it::proxied_client(&proxy, |b| {
-            b.rpc_timeout(Duration::from_secs(3))
+            b.rpc_timeout(Duration::from_secs(5))
                 .read_timeout(Duration::from_secs(30))
                 .operation_timeout(Duration::from_secs(60))
                 .max_in_flight_per_server(cap)
@@ -387,7 +387,7 @@ async fn in_flight_cap_belongs_to_the_server() {
         let accepted = ctl.accepted();
 
         // The server turns slow: the first calls time out in the client while they still run.
-        ctl.set_request_delay(Duration::from_secs(4));
+        ctl.set_request_delay(Duration::from_secs(6));
         ctl.reset_max_outstanding();
         let before = client.stats();
         let gets: Vec<_> = (0..16)

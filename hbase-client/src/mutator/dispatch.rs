@@ -443,8 +443,9 @@ async fn dispatch<O: Owner>(d: &Arc<Dispatch<O>>) -> Option<Instant> {
         },
     };
     if !taken.entries.is_empty() {
-        // The lookups of one pass share one short wait (then every later one answers from
-        // the cache or gives up at once); see `PASS_LOOKUP_WAIT`.
+        // The lookups of one pass share one short wait (after it, a later one answers from
+        // the cache or gives up at once, unless a free lookup turn lets it start a meta
+        // lookup, which goes on in the background); see `PASS_LOOKUP_WAIT`.
         let deadline = Instant::now() + PASS_LOOKUP_WAIT.min(d.opts.rpc_timeout);
         // Read before the lookups: a location dropped while they run moves it.
         let generation = d.rt.locator.cache().generation();

@@ -15,13 +15,16 @@
 //!   ([`Delivery::Unknown`]).
 //! - A call in flight holds one permit of the server's in-flight cap (shared by every
 //!   connection to the server, old and new) until the server answers, even after its caller
-//!   gave up: the server is still working on it. Such an orphaned permit is released when the
-//!   answer comes, at the latest a read timeout later. When the connection closes, a call
-//!   still in the outbox gives its permit back as its caller settles; the others keep theirs
-//!   for a read timeout after the close (an orphan's, then, up to that).
+//!   gave up: the server may still be working on it. Such an orphaned permit is released when
+//!   the answer comes, at the latest the call's own timeout later (by then the server has
+//!   started it or dropped it unrun), and never later than a read timeout. When the
+//!   connection closes, a call still in the outbox gives its permit back as its caller
+//!   settles; the others keep theirs for a read timeout after the close (an orphan's, then,
+//!   up to that).
 //! - The connection is declared dead only on an I/O error, a corrupt frame, a
 //!   connection-level exception, or when it reads nothing for the read timeout while calls
-//!   are outstanding. A connection-level refusal of the client's credentials fails every
+//!   are outstanding (or, while a call with a longer timeout of its own waits, for that
+//!   timeout). A connection-level refusal of the client's credentials fails every
 //!   call with [`Error::Authentication`], which is never retried.
 //!
 //! Setting up the transport and authenticating is [`Security::establish`]'s job (TCP, TLS,
@@ -103,8 +106,9 @@ struct Entry {
     /// caller keeps a timer of its own (its deadline came before the check's next tick).
     deadline: Instant,
     /// The call's own timeout, as its header tells the server (which drops the call unrun
-    /// once it has waited that long in its queue): how long an orphan may still be answered,
-    /// and, doubled, how long the connection may be silent while it waits.
+    /// once it has waited that long in its queue): how long an orphan keeps its place, and,
+    /// when longer than the read timeout, how long the connection may be silent while it
+    /// waits.
     timeout: Duration,
     /// The caller keeps a timer of its own: the check need not run at its deadline.
     own_timer: bool,
@@ -343,11 +347,12 @@ impl Shared {
         }
         if let Some(entry) = p.calls.get_mut(&call_id) {
             entry.waker = None;
-            // The server runs a call it took in time and answers it, or drops it unanswered
-            // once it waited its timeout in the queue: after another timeout (a read timeout
-            // at most) its place is given back. Before, every orphan held its place for a
-            // read timeout (twice the client's RPC timeout): calls with a short timeout of
-            // their own that the server dropped could fill the cap for minutes.
+            // The server starts a call it took off its queue in time, or drops it unanswered
+            // once it waited its timeout there: after another timeout (a read timeout at
+            // most) its place is given back (a call started late may still be running then).
+            // Before, every orphan held its place for a read timeout (twice the client's RPC
+            // timeout): calls with a short timeout of their own that the server dropped could
+            // fill the cap for minutes.
             entry.orphaned_until = Some(Instant::now() + entry.timeout.min(self.read_timeout));
         }
         Delivery::Unknown
@@ -371,16 +376,15 @@ impl Shared {
                 return Watch::Idle;
             }
             let mut next = now + tick;
-            // A waiting call whose own timeout is longer than half the read timeout may keep
-            // the server silent longer: twice its timeout, as the read timeout is twice the
-            // client's RPC timeout (a table may set a longer one).
+            // The read timeout never cuts a waiting call short of its own timeout: a table
+            // may set an RPC timeout longer than the client's read timeout.
             let mut silence_allowed = self.read_timeout;
             let Pending { calls, replies, .. } = &mut *p;
             for (&call_id, e) in calls.iter_mut() {
                 if e.waker.is_none() {
                     continue;
                 }
-                silence_allowed = silence_allowed.max(e.timeout.saturating_mul(2));
+                silence_allowed = silence_allowed.max(e.timeout);
                 if e.deadline <= now {
                     due.extend(e.waker.take());
                     replies.insert(call_id, Reply::TimedOut);
@@ -1518,9 +1522,9 @@ mod tests {
         assert_eq!(shared.in_flight.available_permits(), 1);
     }
 
-    /// A waiting call with a timeout of its own longer than the read timeout allows (a table's
-    /// RPC timeout) may keep the server silent twice that long: the check does not close the
-    /// connection under it.
+    /// A waiting call with a timeout of its own longer than the read timeout (a table's RPC
+    /// timeout) keeps a silent connection open until its timeout; calls within the read
+    /// timeout do not widen it.
     #[test]
     fn a_call_with_a_long_timeout_of_its_own_keeps_a_silent_connection() {
         let shared = test_shared(Duration::from_secs(2));
@@ -1531,9 +1535,16 @@ mod tests {
             shared.watchdog(at, start, shared.tick),
             Watch::Busy(_)
         ));
-        // Silent for twice its timeout: dead.
+        // Silent for its whole timeout: dead.
         assert!(matches!(
-            shared.watchdog(start + Duration::from_secs(21), start, shared.tick),
+            shared.watchdog(start + Duration::from_millis(10_100), start, shared.tick),
+            Watch::Dead(_)
+        ));
+        // A call with a timeout of 1 s leaves the read timeout of 2 s as it is.
+        let shared = test_shared(Duration::from_secs(2));
+        add_call(&shared, 2, start + Duration::from_secs(1));
+        assert!(matches!(
+            shared.watchdog(start + Duration::from_millis(2100), start, shared.tick),
             Watch::Dead(_)
         ));
     }

@@ -419,7 +419,8 @@ impl ClientConfigBuilder {
     /// How long a connection may read nothing at all while calls are outstanding before it is
     /// declared dead and closed (the calls on it fail and are retried elsewhere). Default:
     /// twice the RPC timeout, so that one slow or lost call never costs the connection; a
-    /// call that times out fails alone.
+    /// call that times out fails alone. While a call whose own timeout is longer (a table's
+    /// RPC timeout) waits, the connection may be silent for that timeout.
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.config.read_timeout = Some(timeout);
         self
