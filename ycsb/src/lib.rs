@@ -442,7 +442,7 @@ const BOOLEAN_PROPERTIES: &[&str] = &[
 ];
 
 /// Removes what an earlier run left in `artifacts.dir` (its interval logs, report, process and
-/// server figures): a directory holds one run's artifacts, and `ycsb merge` reads every
+/// server figures), as a run starts: a directory holds one run's artifacts, and `ycsb merge` reads every
 /// `.hdr` in it (a load's logs left beside a run's added a phantom INSERT block and moved the
 /// run's start). Other files are left alone.
 fn clear_artifacts(dir: &str) -> Result<(), Error> {
@@ -539,7 +539,11 @@ fn prepare(
     if let Some(path) = export_file.as_deref().filter(|f| !f.is_empty()) {
         check_writable("exportfile", path)?;
     }
-    if let Some(path) = &mconfig.raw_output_file {
+    let raw = matches!(
+        mconfig.kind,
+        measurements::MeasurementType::Raw | measurements::MeasurementType::HdrAndRaw
+    );
+    if let Some(path) = mconfig.raw_output_file.as_ref().filter(|_| raw) {
         check_writable("measurement.raw.output_file", path)?;
     }
     if file_output && artifacts.is_none() {
@@ -642,8 +646,13 @@ async fn run_phase(
     if let Some(dir) = &artifacts {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io(format!("cannot create artifacts.dir {dir:?}: {e}")))?;
-        clear_artifacts(dir)?;
     }
+    // An earlier run's artifacts go once this run is about to start (a run that cannot
+    // connect leaves them as they were).
+    let starting = || {
+        eprintln!("Starting test.");
+        artifacts.as_deref().map_or(Ok(()), clear_artifacts)
+    };
     eprintln!("YCSB Client (ycsb-rs {})", env!("CARGO_PKG_VERSION"));
     eprintln!("Command line: {}", argv.join(" "));
     if let Some(cf) = &family {
@@ -687,11 +696,11 @@ async fn run_phase(
     };
     let result = match binding {
         Binding::Memory => {
-            eprintln!("Starting test.");
+            starting()?;
             run_workload(&cfg, workload, MemoryDb::new(), &measurements, coalesce_us).await?
         }
         Binding::Basic => {
-            eprintln!("Starting test.");
+            starting()?;
             let db = basic.expect("built above");
             run_workload(&cfg, workload, db, &measurements, coalesce_us).await?
         }
@@ -704,7 +713,7 @@ async fn run_phase(
                 }
             }
             let db = hbase::HbaseDb::open(&client, &p, !transactions).await?;
-            eprintln!("Starting test.");
+            starting()?;
             let before = client.stats();
             let mut result = run_workload(&cfg, workload, db, &measurements, coalesce_us).await?;
             let servers = server_breakdown(&before, &client.stats());
