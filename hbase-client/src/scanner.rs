@@ -409,10 +409,6 @@ impl<R: ScanRow> Scanner<R> {
             lease: Duration::from_millis(resp.ttl.unwrap_or(60_000) as u64),
         });
         loop {
-            // Every answer renews the time: the pieces of one large row, or the heartbeats of
-            // a filter that matches nothing for a while, may take longer in all than the
-            // operation timeout, which bounds a wait for the server, not for a row.
-            op.answered();
             let pieces = R::rows_of(&mut resp, cellblock)?;
             self.metrics.record(|m| {
                 if let Some(server) = &resp.scan_metrics {
@@ -429,6 +425,12 @@ impl<R: ScanRow> Scanner<R> {
                 }
                 // However long the consumer took, it took the rows.
                 op.progressed();
+            } else {
+                // An answer without a whole row renews the time too: the pieces of one large
+                // row, or the heartbeats of a filter that matches nothing for a while, may take
+                // longer in all than the operation timeout, which bounds a wait for the server,
+                // not for a row.
+                op.answered();
             }
             if self.remaining == Some(0) {
                 close(op, open.take(), &self.metrics).await;

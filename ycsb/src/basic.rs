@@ -68,10 +68,6 @@ pub fn java_property_names(p: &Properties) -> Vec<String> {
         .collect()
 }
 
-fn flag(p: &Properties, key: &str, default: bool) -> bool {
-    p.bool_or(key, default)
-}
-
 impl BasicDb {
     /// The binding, configured by `basicdb.*`; `p` is printed as each thread starts.
     pub fn new(p: &Properties) -> Result<BasicDb, Error> {
@@ -88,10 +84,10 @@ impl BasicDb {
             .collect();
         Ok(BasicDb {
             shared: Arc::new(Shared {
-                verbose: flag(p, "basicdb.verbose", true),
-                count: flag(p, "basicdb.count", false),
+                verbose: p.bool_or("basicdb.verbose", true)?,
+                count: p.bool_or("basicdb.count", false)?,
                 delay_ms: delay,
-                randomize_delay: flag(p, "basicdb.randomizedelay", true),
+                randomize_delay: p.bool_or("basicdb.randomizedelay", true)?,
                 properties,
                 threads: AtomicUsize::new(0),
                 counts: Mutex::new(Counts::default()),

@@ -309,6 +309,15 @@ fn carve_key(key: &str) -> bytes::Bytes {
 
 const MAX_PRINTED_ERRORS: u64 = 10;
 
+/// `clientbuffering` (default on) and `sharedwritebuffer` (default off), each checked: read
+/// before the client connects too, so a bad value costs no connection.
+pub fn buffering_choice(p: &Properties) -> Result<(bool, bool), Error> {
+    Ok((
+        p.bool_or("clientbuffering", true)?,
+        p.bool_or("sharedwritebuffer", false)?,
+    ))
+}
+
 impl HbaseDb {
     /// Checks the table and its family, and sets up buffering. Nothing is written.
     pub async fn open(client: &Client, p: &Properties, load_phase: bool) -> Result<HbaseDb, Error> {
@@ -346,9 +355,10 @@ impl HbaseDb {
         let table = client
             .table(&table_name)
             .map_err(|e| Error::Config(format!("bad table name {table_name:?}: {e}")))?;
-        let buffering = if !p.bool_or("clientbuffering", true) {
+        let (client_buffering, shared_buffer) = buffering_choice(p)?;
+        let buffering = if !client_buffering {
             Buffering::Off
-        } else if p.bool_or("sharedwritebuffer", false) {
+        } else if shared_buffer {
             // Run-phase inserts do not go through it: its failures are updates then.
             let failed = Arc::new(FailureCounts::default());
             let config = FailureCounts::listening(

@@ -408,6 +408,8 @@ struct Prepared {
     conf_dirs: Vec<String>,
     family: Option<String>,
     basic: Option<BasicDb>,
+    /// `regionserver.breakdown`: the per-server lines go into the report too.
+    breakdown: bool,
 }
 
 /// Checks a command line without running anything: for `load` and `run`, every property and
@@ -420,26 +422,6 @@ pub fn check_command_line(args: &[String]) -> Result<(), Error> {
         _ => Ok(()),
     }
 }
-
-/// The boolean properties this driver reads: each must be `true` or `false` (any case). Java's
-/// `Boolean.parseBoolean` takes anything else for false, so `dataintegrity=1` would silently
-/// switch verification off.
-const BOOLEAN_PROPERTIES: &[&str] = &[
-    "clientbuffering",
-    "createtable",
-    "dataintegrity",
-    "hdrhistogram.fileoutput",
-    "measurement.histogram.verbose",
-    "measurement.raw.no_summary",
-    "readallfields",
-    "readallfieldsbyname",
-    "regionserver.breakdown",
-    "reportlatencyforeacherror",
-    "sharedwritebuffer",
-    "status",
-    "sweep.load",
-    "writeallfields",
-];
 
 /// Removes what an earlier run left in `artifacts.dir` (its interval logs, report, process and
 /// server figures), as a run starts: a directory holds one run's artifacts, and `ycsb merge` reads every
@@ -500,7 +482,6 @@ fn prepare(
     );
 
     // Check everything before connecting: bad input writes nothing.
-    p.check_booleans(BOOLEAN_PROPERTIES)?;
     let threads = p.i64_in("threadcount", 1, 1, MAX_THREADS)?;
     let target = p.f64_in("target", 0.0, 0.0, 1e9)?;
     let int_max = i32::MAX as i64;
@@ -528,7 +509,7 @@ fn prepare(
     let coalesce_us = p.i64_in(wakeup_coalescing::PROPERTY, 0, 0, wakeup_coalescing::MAX_US)?;
     // artifacts.dir=DIR keeps what `ycsb merge` needs: the interval logs and the text report.
     let artifacts = p.get("artifacts.dir").map(|d| d.trim().to_string());
-    let file_output = artifacts.is_some() || p.bool_or("hdrhistogram.fileoutput", false);
+    let file_output = artifacts.is_some() || p.bool_or("hdrhistogram.fileoutput", false)?;
     mconfig.hdr_log = file_output;
     let hdr_path = match &artifacts {
         Some(dir) => format!("{dir}/"),
@@ -552,13 +533,14 @@ fn prepare(
             &format!("{hdr_path}ycsb-write-check.hdr"),
         )?;
     }
-    let status = p.bool_or("status", false);
+    let status = p.bool_or("status", false)?;
+    let breakdown = p.bool_or("regionserver.breakdown", false)?;
     let label = p.get_or("label", "").to_string();
     let seed = match p.get("seed") {
         Some(_) => Some(p.i64_in("seed", 0, 0, i64::MAX)? as u64),
         None => None,
     };
-    let create = !transactions && p.bool_or("createtable", false);
+    let create = p.bool_or("createtable", false)? && !transactions;
     let presplit = p.i64_in("presplit", 10, 1, hbase::MAX_REGIONS)?;
 
     let measurements = Arc::new(Measurements::with_config(mconfig));
@@ -575,6 +557,7 @@ fn prepare(
     if let Binding::Hbase = binding {
         family = Some(hbase::column_family(&p)?);
         hbase::client_config(&p, &conf_dirs)?;
+        hbase::buffering_choice(&p)?;
         hbase::split_keys(&p, if create { presplit } else { 1 })?;
         p.i64_in("writebuffersize", hbase::DEFAULT_WRITE_BUFFER, 1, 1 << 34)?;
     }
@@ -607,6 +590,7 @@ fn prepare(
         conf_dirs,
         family,
         basic,
+        breakdown,
     })
 }
 
@@ -642,6 +626,7 @@ async fn run_phase(
         conf_dirs,
         family,
         basic,
+        breakdown,
     } = prepare(c, cli_props, transactions)?;
     if let Some(dir) = &artifacts {
         std::fs::create_dir_all(dir)
@@ -731,7 +716,7 @@ async fn run_phase(
                     .collect();
                 eprintln!("[{}] {}", chunk[0].metric, v.join(", "));
             }
-            if p.bool_or("regionserver.breakdown", false) {
+            if breakdown {
                 result.lines.extend(servers);
             }
             result

@@ -151,11 +151,11 @@ impl MeasurementConfig {
             kind,
             interval,
             percentiles,
-            verbose: p.bool_or("measurement.histogram.verbose", false),
+            verbose: p.bool_or("measurement.histogram.verbose", false)?,
             histogram_buckets: buckets,
             granularity_ms: granularity,
             raw_output_file,
-            raw_no_summary: p.bool_or("measurement.raw.no_summary", false),
+            raw_no_summary: p.bool_or("measurement.raw.no_summary", false)?,
             hdr_log: false,
         })
     }

@@ -272,27 +272,17 @@ impl Properties {
         }
     }
 
-    /// `key` parsed as a boolean (Java's `Boolean.parseBoolean`: only `true`, any case, is
-    /// true), or `default` when unset.
-    pub fn bool_or(&self, key: &str, default: bool) -> bool {
+    /// `key` parsed as a boolean, or `default` when unset: `true` or `false`, any case,
+    /// surrounding spaces ignored; anything else is refused, naming the property (Java's
+    /// `Boolean.parseBoolean` reads it as false, so `dataintegrity=1` silently turned
+    /// verification off).
+    pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, Error> {
         match self.get(key) {
-            None => default,
-            Some(v) => v.trim().eq_ignore_ascii_case("true"),
+            None => Ok(default),
+            Some(v) if v.trim().eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.trim().eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(Error::Config(format!("{key}={v:?} is not true or false"))),
         }
-    }
-
-    /// Fails, naming the property, when one of `keys` is set to anything but `true` or
-    /// `false` (any case, surrounding spaces ignored).
-    pub fn check_booleans(&self, keys: &[&str]) -> Result<(), Error> {
-        for key in keys {
-            if let Some(v) = self.get(key) {
-                let t = v.trim();
-                if !t.eq_ignore_ascii_case("true") && !t.eq_ignore_ascii_case("false") {
-                    return Err(Error::Config(format!("{key}={v:?} is not true or false")));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// All keys and values, sorted by key.
@@ -389,7 +379,10 @@ mod tests {
         assert_eq!(p.i64_or("missing", 7).unwrap(), 7);
         assert!(p.i64_or("bad", 0).is_err());
         assert_eq!(p.f64_or("f", 0.0).unwrap(), 0.5);
-        assert!(p.bool_or("b", false));
-        assert!(!p.bool_or("f", true));
+        assert!(p.bool_or("b", false).unwrap());
+        assert!(!p.bool_or("missing", false).unwrap());
+        // "0.5" is neither true nor false: refused, naming the property.
+        let e = p.bool_or("f", true).unwrap_err().to_string();
+        assert!(e.contains("f=\"0.5\""), "{e}");
     }
 }

@@ -302,7 +302,7 @@ pub async fn sweep(
     let ran: Result<(), Error> = async {
         // 1. One load, with the first workload and the largest thread count (at most 64).
         let load_threads = s.threads.iter().copied().max().unwrap_or(1).min(64);
-        if p.bool_or("sweep.load", true) {
+        if p.bool_or("sweep.load", true)? {
             let mut a = vec!["load".to_string()];
             a.extend(s.base.iter().cloned());
             a.extend([

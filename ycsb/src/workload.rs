@@ -237,10 +237,10 @@ impl CoreWorkload {
                 ))
             }
         };
-        let read_all_fields = p.bool_or("readallfields", true);
-        let read_all_fields_by_name = p.bool_or("readallfieldsbyname", false);
-        let write_all_fields = p.bool_or("writeallfields", false);
-        let data_integrity = p.bool_or("dataintegrity", false);
+        let read_all_fields = p.bool_or("readallfields", true)?;
+        let read_all_fields_by_name = p.bool_or("readallfieldsbyname", false)?;
+        let write_all_fields = p.bool_or("writeallfields", false)?;
+        let data_integrity = p.bool_or("dataintegrity", false)?;
         if data_integrity && fl_dist != "constant" {
             return Err(Error::Config(
                 "dataintegrity=true needs fieldlengthdistribution=constant".into(),
@@ -403,7 +403,7 @@ impl CoreWorkload {
             insert_count,
             measurements,
             handles: OpHandles::default(),
-            report_latency_for_each_error: p.bool_or("reportlatencyforeacherror", false),
+            report_latency_for_each_error: p.bool_or("reportlatencyforeacherror", false)?,
             latency_tracked_errors: tracked,
             stop: AtomicBool::new(false),
         })

@@ -1479,29 +1479,13 @@ mod tests {
     }
 
     /// A written call whose caller gave up at its own short timeout gives its place back a
-    /// timeout later (the server ran it by then, or dropped it unrun: HBase's `CallRunner`
-    /// drops a call that waited its timeout in the queue, and never answers it), not a read
-    /// timeout later.
+    /// timeout later (the server started it by then, or dropped it unrun: HBase's
+    /// `CallRunner` drops a call that waited its timeout in the queue, and never answers it),
+    /// not a read timeout later.
     #[tokio::test(start_paused = true)]
     async fn an_orphan_gives_its_place_back_after_its_own_timeout() {
         let shared = Arc::new(test_shared_with_cap(Duration::from_secs(120), 1));
-        let conn = test_connection(&shared);
-        let call = tokio::spawn(async move {
-            let meta = RequestMeta {
-                method: "Get",
-                timeout_ms: 200,
-                priority: 0,
-            };
-            let param = hbase_proto::GetRequest::default();
-            conn.call(
-                meta,
-                &param,
-                None,
-                std::time::Instant::now(),
-                Duration::from_millis(200),
-            )
-            .await
-        });
+        let call = spawn_get_within(test_connection(&shared), Duration::from_millis(200));
         queued_call(&shared).await;
         // Written: the writer took it.
         {
@@ -1553,16 +1537,23 @@ mod tests {
     fn spawn_get(
         conn: RpcConnection,
     ) -> tokio::task::JoinHandle<std::result::Result<ResponseBody, CallError>> {
+        spawn_get_within(conn, Duration::from_secs(30))
+    }
+
+    /// An empty Get on `conn` with `timeout` to go, in a task of its own.
+    fn spawn_get_within(
+        conn: RpcConnection,
+        timeout: Duration,
+    ) -> tokio::task::JoinHandle<std::result::Result<ResponseBody, CallError>> {
         tokio::spawn(async move {
             let meta = RequestMeta {
                 method: "Get",
-                timeout_ms: 0,
+                timeout_ms: timeout.as_millis() as u32,
                 priority: 0,
             };
             let param = hbase_proto::GetRequest::default();
             let now = std::time::Instant::now();
-            conn.call(meta, &param, None, now, Duration::from_secs(30))
-                .await
+            conn.call(meta, &param, None, now, timeout).await
         })
     }
 
