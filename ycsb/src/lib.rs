@@ -423,25 +423,36 @@ pub fn check_command_line(args: &[String]) -> Result<(), Error> {
     }
 }
 
-/// Removes what an earlier run left in `artifacts.dir` (its interval logs, report, process and
-/// server figures), as a run starts: a directory holds one run's artifacts, and `ycsb merge` reads every
-/// `.hdr` in it (a load's logs left beside a run's added a phantom INSERT block and moved the
-/// run's start). Other files are left alone.
-fn clear_artifacts(dir: &str) -> Result<(), Error> {
+/// Whether `name` is a file a run writes into its `artifacts.dir`: its interval logs, report,
+/// process and server figures.
+pub(crate) fn is_run_artifact(name: &str) -> bool {
+    name.ends_with(".hdr") || matches!(name, "report.txt" | "process.txt" | "servers.txt")
+}
+
+/// Removes the files of `dir` (not its subdirectories) whose names `ours` accepts; returns how
+/// many.
+pub(crate) fn remove_files(
+    dir: &std::path::Path,
+    ours: impl Fn(&str) -> bool,
+) -> Result<usize, Error> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::Io(format!("cannot read artifacts.dir {dir:?}: {e}")))?;
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", dir.display())))?;
     let mut removed = 0;
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let ours = name.ends_with(".hdr")
-            || matches!(&*name, "report.txt" | "process.txt" | "servers.txt");
-        if ours && entry.path().is_file() {
+        if ours(&entry.file_name().to_string_lossy()) && entry.path().is_file() {
             std::fs::remove_file(entry.path())
                 .map_err(|e| Error::Io(format!("cannot remove {}: {e}", entry.path().display())))?;
             removed += 1;
         }
     }
+    Ok(removed)
+}
+
+/// Removes what an earlier run left in `artifacts.dir`, as a run starts: a directory holds one
+/// run's artifacts, and `ycsb merge` reads every `.hdr` in it (a load's logs left beside a run's
+/// added a phantom INSERT block and moved the run's start). Other files are left alone.
+fn clear_artifacts(dir: &str) -> Result<(), Error> {
+    let removed = remove_files(std::path::Path::new(dir), is_run_artifact)?;
     if removed > 0 {
         eprintln!("artifacts.dir {dir}: removed {removed} files of an earlier run");
     }

@@ -22,7 +22,9 @@
 //! HdrHistogram interval log per operation as `-p artifacts.dir` writes them, and
 //! `point.json`), `summary.csv`, `summary.json`, the self-contained `report.html`, and
 //! `sweep.log` (what ran, and any clone or snapshot that could not be dropped), which a sweep
-//! that fails after its argument checks writes too, the failure its last line.
+//! that fails after its argument checks writes too, the failure its last line. A sweep into
+//! the directory of an earlier one first removes that sweep's points and summaries, once its
+//! own first point is about to run (see [`clear_earlier_sweep`]).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -349,7 +351,15 @@ pub async fn sweep(
             }
         }
 
-        // 4. The points.
+        // 4. The points. What an earlier sweep into this directory left goes first: a point of
+        // this sweep that fails must have no point.json, and one it never reaches no directory.
+        if result.is_ok() {
+            match clear_earlier_sweep(&out) {
+                Ok(0) => {}
+                Ok(n) => log.push_str(&format!("removed {n} files of an earlier sweep\n")),
+                Err(e) => result = Err(e),
+            }
+        }
         let mut index = 0;
         // A failed warm-up runs no point (the snapshot is still deleted).
         let workloads: &[String] = if result.is_ok() { &s.workloads } else { &[] };
@@ -463,6 +473,37 @@ pub async fn sweep(
         stdout: log,
         ..Outcome::default()
     })
+}
+
+/// What a point's directory holds besides its run's artifacts (`-p artifacts.dir`).
+const POINT_FILES: [&str; 3] = ["point.json", "stdout.txt", "stderr.txt"];
+
+/// What a sweep writes beside `points/` from all of its points.
+const SUMMARY_FILES: [&str; 3] = ["summary.csv", "summary.json", "report.html"];
+
+/// Removes what an earlier sweep into `out` left for `ycsb plot` and the summaries to read:
+/// every point's files (its run's artifacts, `point.json`, its output) and the summaries; a
+/// point directory that held nothing else goes too. Returns how many files it removed. Called
+/// once the first point is about to run: a sweep that fails before (its load, the snapshot)
+/// leaves the earlier results whole, as a run that cannot connect leaves its `artifacts.dir`.
+/// Without it a rerun's failed point kept the earlier `point.json` beside other artifacts,
+/// and the points after it the earlier sweep's, all read as this sweep's.
+fn clear_earlier_sweep(out: &Path) -> Result<usize, Error> {
+    let points = out.join("points");
+    let entries = std::fs::read_dir(&points)
+        .map_err(|e| Error::Io(format!("cannot read {}: {e}", points.display())))?;
+    let mut removed = 0;
+    for dir in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        removed += crate::remove_files(&dir, |name| {
+            crate::is_run_artifact(name) || POINT_FILES.contains(&name)
+        })?;
+        // Left, an empty directory would read as a point of this sweep that failed.
+        if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
+            std::fs::remove_dir(&dir)
+                .map_err(|e| Error::Io(format!("cannot remove {}: {e}", dir.display())))?;
+        }
+    }
+    Ok(removed + crate::remove_files(out, |name| SUMMARY_FILES.contains(&name))?)
 }
 
 /// `-p sweep.serverwarmup=SECONDS`: before the points, every workload at every distinct
@@ -643,6 +684,103 @@ mod tests {
         assert!(point_exe(&p, Some(None)).is_err());
         p.set("sweep.exe", "/x/ycsb-it");
         assert_eq!(point_exe(&p, None).unwrap(), PathBuf::from("/x/ycsb-it"));
+    }
+
+    /// A sweep rerun into the directory of an earlier one. Its first point fails (its program
+    /// exits 1 at once): no file of the earlier sweep may stay where `ycsb plot` or the
+    /// summaries would read it as this sweep's, neither the failed point's `point.json` beside
+    /// artifacts of another run, nor the points the rerun never reached or does not have, nor
+    /// the earlier summaries. A rerun that fails before its first point (its load) leaves the
+    /// earlier results as they were.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rerun_whose_point_fails_leaves_nothing_of_the_earlier_sweep() {
+        let out = std::env::temp_dir().join(format!("ycsb-sweep-rerun-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let earlier = [
+            "point.json",
+            "READ.hdr",
+            "report.txt",
+            "process.txt",
+            "servers.txt",
+            "stdout.txt",
+            "stderr.txt",
+        ];
+        // The earlier sweep: threads 1, 2 and 4; the rerun has 1 and 2.
+        for (id, threads) in [
+            ("001-workloadc-t1", 1),
+            ("002-workloadc-t2", 2),
+            ("003-workloadc-t4", 4),
+        ] {
+            let dir = out.join("points").join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            for file in earlier {
+                std::fs::write(dir.join(file), "earlier").unwrap();
+            }
+            std::fs::write(
+                dir.join("point.json"),
+                point_json("workloadc", threads, 0.0, 0.0, None),
+            )
+            .unwrap();
+        }
+        let first = out.join("points").join("001-workloadc-t1");
+        std::fs::write(first.join("notes.txt"), "the user's").unwrap();
+        let summaries = ["summary.csv", "summary.json", "report.html"];
+        for file in summaries {
+            std::fs::write(out.join(file), "earlier").unwrap();
+        }
+        let rerun = |extra: &str| {
+            a(&format!(
+                "sweep memory -P workloadc -threads 1,2 -p sweep.exe=/bin/false {extra} --out {}",
+                out.display()
+            ))
+        };
+
+        // The load fails: no point was about to start, the earlier results stay.
+        let err = crate::execute(&rerun("-p recordcount=many"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("recordcount"), "{err}");
+        assert!(
+            first.join("point.json").is_file(),
+            "a failed load cleared the points"
+        );
+        assert!(out.join("summary.csv").is_file());
+
+        let err = crate::execute(&rerun("-p sweep.load=false"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("point 001-workloadc-t1"), "{err}");
+        let left: Vec<&str> = earlier
+            .into_iter()
+            .filter(|f| first.join(f).exists() && !matches!(*f, "stdout.txt" | "stderr.txt"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "the failed point keeps the earlier sweep's {left:?}"
+        );
+        // Its output files are the rerun's (the program printed nothing); the user's stays.
+        for file in ["stdout.txt", "stderr.txt"] {
+            assert_eq!(
+                std::fs::read_to_string(first.join(file)).unwrap(),
+                "",
+                "{file}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(first.join("notes.txt")).unwrap(),
+            "the user's"
+        );
+        for id in ["002-workloadc-t2", "003-workloadc-t4"] {
+            assert!(!out.join("points").join(id).exists(), "{id} is left");
+        }
+        for file in summaries {
+            assert!(!out.join(file).exists(), "{file} is left");
+        }
+        let err = read_points(&out).unwrap_err().to_string();
+        assert!(err.contains("no complete point"), "{err}");
+        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]
