@@ -89,3 +89,86 @@ async fn the_znode_parent_is_where_zookeeper_is_read() {
     // The master and meta locations were read under the chroot.
     client.admin().list_tables(None, None).await.unwrap();
 }
+
+/// Hadoop's own `Configuration` (from hbase-shaded-client, through
+/// `tests/java/interop/SiteValues.java`) and ours (`site-values`, the same output) read each
+/// file of `tests/hbase_site/` with the same environment: every property's raw and expanded
+/// value must be the same, down to whitespace, and a value whose expansion Hadoop refuses
+/// must be refused here too.
+#[test]
+fn reads_hbase_site_files_as_hadoops_configuration_does() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let mut differences = Vec::new();
+    for case in ["expansion.xml", "structure.xml"] {
+        let file = format!("{repo}/tests/hbase_site/{case}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut names = property_names(&text);
+        // Lookups of names never defined, with spaces around, and empty.
+        names.extend(["missing", " plain ", "", " attr.spaced "].map(String::from));
+        let run = |program: &str, args: &[&str]| {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(args)
+                .arg(&file)
+                .args(&names)
+                .env("HBASE_SITE_ORACLE_SET", "val")
+                .env("HBASE_SITE_ORACLE_EMPTY", "")
+                .env("HBASE_SITE_ORACLE_REF", "${plain}")
+                .env("HBASE_SITE_ORACLE_SELF", "${env.HBASE_SITE_ORACLE_SELF}")
+                .env_remove("HBASE_SITE_ORACLE_UNSET");
+            let out = cmd
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+            assert!(
+                out.status.success(),
+                "{program} {case}: {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let java = run(
+            &format!("{repo}/tests/java/interop/run"),
+            &["--program", "SiteValues.java"],
+        );
+        let ours = run(env!("CARGO_BIN_EXE_site-values"), &[]);
+        assert_eq!(
+            java.lines().count(),
+            names.len(),
+            "Hadoop's output:\n{java}"
+        );
+        for (j, o) in java.lines().zip(ours.lines()) {
+            if j != o {
+                differences.push(format!("{case}:\n  Hadoop: {j}\n  ours:   {o}"));
+            }
+        }
+        assert_eq!(ours.lines().count(), names.len(), "our output:\n{ours}");
+    }
+    assert!(
+        differences.is_empty(),
+        "{} properties read differently from Hadoop (NAME, raw value, expanded value):\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+/// The property names a configuration file defines: `<name>` elements (trimmed, as Hadoop
+/// trims them) and `name="…"` attributes, each once, in order.
+fn property_names(xml: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |n: &str| {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    };
+    for piece in xml.split("<name>").skip(1) {
+        if let Some((n, _)) = piece.split_once("</name>") {
+            add(n.trim());
+        }
+    }
+    for piece in xml.split("name=\"").skip(1) {
+        if let Some((n, _)) = piece.split_once('"') {
+            add(n);
+        }
+    }
+    names
+}

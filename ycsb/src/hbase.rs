@@ -77,7 +77,10 @@ pub fn hbase_site(p: &Properties, conf_dirs: &[String]) -> Result<HbaseSite, Err
 fn kerberos_login(p: &Properties, site: &mut HbaseSite) -> Result<(), Error> {
     match (p.get("principal"), p.get("keytab")) {
         (Some(principal), Some(keytab)) => {
-            match site.get("hbase.security.authentication") {
+            let auth = site
+                .get("hbase.security.authentication")
+                .map_err(|e| Error::Config(e.to_string()))?;
+            match auth {
                 None => site.set("hbase.security.authentication", "kerberos"),
                 Some(a) if a.trim().eq_ignore_ascii_case("kerberos") => {}
                 Some(a) => {
