@@ -766,3 +766,113 @@ async fn catalog_janitor_runs_on_demand_and_cleans_up_a_split_parent() {
     .expect("the janitor came to nothing left to clean up");
     hbase_it::drop_table(&client, &name).await;
 }
+
+/// The split keys of `Admin::create_table_with_regions` are the Java client's: its own
+/// computation (`RawAsyncHBaseAdmin`'s, through `tests/java/interop/SplitKeys.java`) and ours
+/// on the same cases, hand-picked ones (ranges that divide evenly, ranges that need more bytes
+/// of resolution, keys of different lengths, empty keys, keys equal once padded, too few
+/// regions) and 400 drawn at random, must give the same keys or both refuse the case.
+#[test]
+fn split_keys_are_the_java_clients() {
+    let mut cases: Vec<(Vec<u8>, Vec<u8>, usize)> = vec![
+        (b"a".to_vec(), b"e".to_vec(), 6),
+        (vec![0], vec![11], 7),
+        (vec![0, 0], vec![100, 0], 12),
+        (b"a".to_vec(), b"b".to_vec(), 10),
+        (b"abc".to_vec(), b"b".to_vec(), 5),
+        (b"a".to_vec(), b"a\0".to_vec(), 5),
+        (b"a".to_vec(), b"a".to_vec(), 5),
+        (b"b".to_vec(), b"a".to_vec(), 5),
+        (b"a".to_vec(), b"b".to_vec(), 2),
+        (b"a".to_vec(), b"b".to_vec(), 3),
+        (vec![], b"b".to_vec(), 5),
+        (b"user1000".to_vec(), b"user9999".to_vec(), 50),
+        (vec![0xff], vec![0xff, 0xff], 300),
+        (vec![1], vec![2], 70_000),
+    ];
+    // A small xorshift: the same cases every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..400 {
+        let key = |next: &mut dyn FnMut() -> u64| -> Vec<u8> {
+            let len = (next() % 4) as usize;
+            (0..len).map(|_| next() as u8).collect()
+        };
+        let (x, y) = (key(&mut next), key(&mut next));
+        let regions = 3 + (next() % 60) as usize;
+        cases.push((x, y, regions));
+    }
+    let hex = |k: &[u8]| hbase_it::spec_bytes(k);
+    let dir = std::env::temp_dir().join(hbase_it::unique_name("split_keys"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cases.txt");
+    let lines: Vec<String> = cases
+        .iter()
+        .map(|(s, e, n)| format!("{} {} {n}", hex(s), hex(e)))
+        .collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let out = std::process::Command::new(format!("{repo}/tests/java/interop/run"))
+        .args(["--program", "SplitKeys.java"])
+        .arg(&file)
+        .output()
+        .expect("run the Java side (JDK 17 and Maven are needed)");
+    assert!(
+        out.status.success(),
+        "the Java side failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let java: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| match l.split_once(' ') {
+            Some(("error", _)) => "error".to_string(),
+            _ => l.to_string(),
+        })
+        .collect();
+    assert_eq!(java.len(), cases.len());
+    // Ours on a thread of its own: a case that never finishes fails the test instead of
+    // hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ours_cases = cases.clone();
+    std::thread::spawn(move || {
+        let ours: Vec<String> = ours_cases
+            .iter()
+            .map(
+                |(s, e, n)| match hbase_client::admin::uniform_split_keys(s, e, *n) {
+                    Ok(keys) => std::iter::once("keys".to_string())
+                        .chain(keys.iter().map(|k| hex(k)))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    Err(_) => "error".to_string(),
+                },
+            )
+            .collect();
+        tx.send(ours).ok();
+    });
+    let ours = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("our split-key computation did not finish in 120 s (a case never ends)");
+    let differences: Vec<String> = lines
+        .iter()
+        .zip(java.iter().zip(&ours))
+        .filter(|(_, (j, o))| j != o)
+        .map(|(case, (j, o))| {
+            let cut = |s: &str| s.chars().take(160).collect::<String>();
+            format!("{case}\n  Java: {}\n  ours: {}", cut(j), cut(o))
+        })
+        .collect();
+    assert!(
+        differences.is_empty(),
+        "{} of {} cases differ from the Java client's split keys:\n{}",
+        differences.len(),
+        cases.len(),
+        differences.join("\n")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

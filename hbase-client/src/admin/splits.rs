@@ -23,17 +23,25 @@ pub fn ycsb_split_keys(regions: usize) -> Vec<Bytes> {
     keys
 }
 
-/// Split keys for `regions` regions between `start` and `end`, as HBase's
-/// `Admin.createTable(desc, startKey, endKey, numRegions)` lays them out: the first region
-/// ends at `start`, the last begins at `end`, and the `regions - 2` regions between them
-/// divide `[start, end)` evenly, with keys read as big-endian numbers (the shorter key padded
-/// with zero bytes, and one more zero byte of resolution added while the range is too narrow).
+/// Split keys for `regions` regions between `start` and `end`, as the Java client's
+/// `Admin.createTable(desc, startKey, endKey, numRegions)` computes them (`tests/admin.rs`
+/// runs the Java client's own computation beside this): the first region ends at `start`, the
+/// last begins at `end`, and the `regions - 2` regions between them are as wide as each other
+/// (the range's width divided by `regions - 2`, rounded down, the remainder going to the last
+/// of them), with keys read as big-endian numbers, the shorter key padded with zero bytes.
+/// While the range is narrower than `regions - 2` units, both keys get one more zero byte of
+/// resolution, and then the first and last split keys are those padded keys.
 ///
-/// Gives `regions - 1` keys. Needs `regions >= 3` and `start < end`.
+/// Gives `regions - 1` keys. Needs `regions >= 3`, a start key that is not empty, and
+/// `start < end` once the shorter is padded (`a` and `a\0` are refused, as Java refuses them).
 ///
 /// ```
 /// let keys = hbase_client::admin::uniform_split_keys(b"a", b"e", 6).unwrap();
 /// assert_eq!(keys, vec!["a", "b", "c", "d", "e"]);
+/// // Too narrow for 8 regions in one byte: a second byte, and "a" becomes "a\0".
+/// let keys = hbase_client::admin::uniform_split_keys(b"a", b"b", 8).unwrap();
+/// assert_eq!(keys[0], &b"a\0"[..]);
+/// assert_eq!(keys[1], &b"a*"[..]);
 /// ```
 pub fn uniform_split_keys(start: &[u8], end: &[u8], regions: usize) -> Result<Vec<Bytes>> {
     if regions < 3 {
@@ -46,25 +54,44 @@ pub fn uniform_split_keys(start: &[u8], end: &[u8], regions: usize) -> Result<Ve
             "the start key must sort before the end key".into(),
         ));
     }
+    if start.is_empty() {
+        return Err(Error::InvalidInput(
+            "the start key is a split key and must not be empty".into(),
+        ));
+    }
+    if regions == 3 {
+        return Ok(vec![
+            Bytes::copy_from_slice(start),
+            Bytes::copy_from_slice(end),
+        ]);
+    }
     let intervals = (regions - 2) as u64;
     let len = start.len().max(end.len());
     let mut a = start.to_vec();
     let mut b = end.to_vec();
     a.resize(len, 0);
     b.resize(len, 0);
-    // Add bytes of resolution until every interval is at least one unit wide.
+    if a >= b {
+        return Err(Error::InvalidInput(format!(
+            "the start key must sort before the end key once the shorter is padded with zero bytes to {len} bytes"
+        )));
+    }
+    // Add bytes of resolution until every interval is at least one unit wide; the first and
+    // last split keys are then the padded keys (Java returns the keys of its last round).
+    let (mut first, mut last) = (start.to_vec(), end.to_vec());
     while !at_least(&sub(&b, &a), intervals) {
         a.push(0);
         b.push(0);
+        first.clone_from(&a);
+        last.clone_from(&b);
     }
-    let diff = sub(&b, &a);
+    let interval = div_small(&sub(&b, &a), intervals);
     let mut keys = Vec::with_capacity(regions - 1);
-    keys.push(Bytes::copy_from_slice(start));
+    keys.push(Bytes::from(first));
     for i in 1..intervals {
-        let step = div_small(&mul_small(&diff, i), intervals);
-        keys.push(Bytes::from(add(&a, &step)));
+        keys.push(Bytes::from(add(&a, &mul_small(&interval, i))));
     }
-    keys.push(Bytes::copy_from_slice(end));
+    keys.push(Bytes::from(last));
     Ok(keys)
 }
 
@@ -179,5 +206,8 @@ mod tests {
         assert!(uniform_split_keys(b"a", b"b", 2).is_err());
         assert!(uniform_split_keys(b"b", b"a", 5).is_err());
         assert!(uniform_split_keys(b"a", b"a", 5).is_err());
+        // Equal once padded: before, more resolution was added forever (a hang).
+        assert!(uniform_split_keys(b"a", b"a\0", 5).is_err());
+        assert!(uniform_split_keys(b"", b"b", 5).is_err());
     }
 }
