@@ -198,8 +198,10 @@ impl Kerberos {
 }
 
 #[cfg_attr(not(feature = "kerberos"), allow(dead_code))]
-/// The server principal for `pattern` on `host`: Hadoop's rule, `_HOST` as the instance part
-/// becomes the host name, lower-cased.
+/// The server principal for `pattern` on `host`: `_HOST` as the instance part becomes the host
+/// name, lower-cased, as Hadoop's `SecurityUtil.getServerPrincipal` makes `service/_HOST@REALM`.
+/// A pattern without a realm (`hbase/_HOST`) Hadoop leaves as written (a principal no KDC
+/// has); here it gets the host name too, and the default realm applies.
 pub(crate) fn server_principal(pattern: &str, host: &str) -> String {
     let (name, realm) = match pattern.split_once('@') {
         Some((name, realm)) => (name, Some(realm)),
