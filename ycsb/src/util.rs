@@ -27,7 +27,11 @@ pub fn java_string_hash(s: &str) -> i32 {
 }
 
 /// A double as Java's `Double.toString` prints it: at least one digit after the point, and
-/// computerized scientific notation (`1.0E7`) outside `[1e-3, 1e7)`.
+/// computerized scientific notation (`1.0E7`) outside `[1e-3, 1e7)`. The digits are the
+/// shortest that read back as the same double, as Java 19 and later print them; Java 17 does
+/// not always (a read-only audit compared 300,000 doubles with JDK 17: 2 of the 192,699
+/// between 1e-6 and 1e12 differ in the last digit, both in scientific notation, so in a
+/// report only values of 1e7 and above can differ).
 pub fn java_double(d: f64) -> String {
     if d.is_nan() {
         return "NaN".into();
