@@ -13,8 +13,9 @@
 //! exception also carries the server's `do_not_retry` flag, which always wins. Which errors
 //! invalidate a cached location follows the Java client's `ClientExceptionsUtil`: the
 //! "region is certainly on this server" exceptions (busy, throttled, overloaded, retry
-//! immediately, opening, too big) keep it; a refused or unreachable server drops every region
-//! cached on it; anything else drops the region's location.
+//! immediately, too big) keep it; a refused or unreachable server drops every region cached on
+//! it; anything else drops the region's location (`RegionOpeningException` too: it is a
+//! `NotServingRegionException`).
 
 use super::{Error, ErrorKind, RemoteException};
 
@@ -165,8 +166,8 @@ fn class_verdict(short: &str) -> Verdict {
         // The region is elsewhere.
         "NotServingRegionException" | "WrongRegionException" => MOVED,
         "RegionMovedException" => Verdict::new(RegionMoved, MovedTo, Normal, Retry::Yes),
-        // Opening here: it is on this server, soon.
-        "RegionOpeningException" => Verdict::new(RegionMoved, Keep, Normal, Retry::Yes),
+        // Opening here, soon; but a NotServingRegionException, whose location Java drops too.
+        "RegionOpeningException" => MOVED,
         // The server is going away: everything cached on it is stale.
         "RegionServerStoppedException" | "RegionServerAbortedException" => {
             Verdict::new(RegionMoved, DropServer, Normal, Retry::Yes)
@@ -182,9 +183,10 @@ fn class_verdict(short: &str) -> Verdict {
         "RetryImmediatelyException" | "MultiActionResultTooLarge" => {
             Verdict::new(Retryable, Keep, Immediate, Retry::Yes)
         }
-        // The server timed the call out in its queue.
+        // The server gave up waiting (a row lock, a procedure, the client's deadline): the
+        // region is looked up again, as after any other exception Java does not single out.
         "CallTimeoutException" | "TimeoutIOException" => {
-            Verdict::new(Timeout, Keep, Normal, Retry::Yes)
+            Verdict::new(Timeout, DropRegion, Normal, Retry::Yes)
         }
         "OperationTimeoutExceededException" => Verdict::new(Timeout, Keep, Normal, Retry::No),
         "TableNotFoundException"
@@ -292,7 +294,8 @@ mod tests {
             (Retryable, DropRegion, Retry::Yes)
         );
         assert_eq!(class_verdict("RegionMovedException").cache, MovedTo);
-        assert_eq!(class_verdict("RegionOpeningException").cache, Keep);
+        assert_eq!(class_verdict("RegionOpeningException").cache, DropRegion);
+        assert_eq!(class_verdict("TimeoutIOException").cache, DropRegion);
         assert_eq!(class_verdict("CallQueueTooBigException").pause, Overloaded);
         assert_eq!(class_verdict("SpaceLimitingException").retry, Retry::No);
         assert_eq!(
