@@ -2,7 +2,9 @@
 //! nonces make retried increments, appends and check-and-mutates apply once; a call that timed
 //! out is never sent later; a timeout is not a dead server; connecting is bounded by the
 //! operation deadline and a failed server is remembered; one exception table keeps the
-//! server's do-not-retry verdicts; meta lookups run concurrently and coalesce.
+//! server's do-not-retry verdicts, and reads every server exception as the Java client does
+//! but where it lists why not (that test runs the Java client beside it, no HBase); meta
+//! lookups run concurrently and coalesce.
 //!
 //! Every test waits for events (a response dropped, calls timed out, connections accepted),
 //! never for a wall-clock window: the machine is shared.
@@ -667,6 +669,208 @@ async fn per_action_do_not_retry_in_a_multi_fails_at_once() {
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
+}
+
+/// The exception table beside the Java client, which decides the same things for its retrying
+/// callers: `tests/java/interop/ExceptionFacts.java` runs hbase-shaded-client (from Maven
+/// Central) and `exception-facts` our table, on the same list of exceptions. The list: every
+/// concrete IOException class of the HBase jars a server has (hbase-server and its
+/// dependencies), with the flags such a server sends with it (read on the server's classpath),
+/// non-HBase classes a server sends or the table names, and a class the client has not (a
+/// coprocessor's, sent with and without the do_not_retry flag). Each is read as a whole call's exception and
+/// as an action's in a Multi answer (a name, no flags); for each, both say whether it is
+/// retried, what it says of the cached location and how long the pause before the next attempt
+/// is. Where we differ on purpose (see `deliberate`, and the exception table's module
+/// documentation), our answer must be exactly the one expected there. Every class the table
+/// names must be a class the server has. Needs no HBase.
+#[test]
+fn exception_table_agrees_with_the_java_client() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let java = format!("{repo}/tests/java/interop/run");
+    let ours = env!("CARGO_BIN_EXE_exception-facts");
+    // Classes outside the HBase jars that the table names or a server sends.
+    let others = [
+        "java.io.IOException",
+        "org.apache.hadoop.security.AccessControlException",
+        "org.apache.hadoop.security.authorize.AuthorizationException",
+        "javax.security.sasl.SaslException",
+        // A coprocessor's exception: its server has it, the client has not.
+        "com.example.FooException",
+    ];
+    let mut args = vec!["--server", "--program", "ExceptionFacts.java", "server"];
+    args.push("--hbase-classes");
+    args.extend(others);
+    let server = run_program(&java, &args);
+    // Each class the server has, and whether it sends it with the do_not_retry flag.
+    let mut server_dnr = std::collections::BTreeMap::new();
+    let mut specs = Vec::new();
+    for line in server.lines() {
+        let (name, facts) = line.split_once('\t').unwrap();
+        match facts.strip_prefix("flags=") {
+            Some(flags) => {
+                server_dnr.insert(name.to_string(), flags.starts_with("dnr"));
+                let flags = match flags {
+                    "none" => String::new(),
+                    f => format!("+{f}"),
+                };
+                specs.push(format!("call:{name}{flags}"));
+            }
+            None => {
+                assert_eq!(facts, "unknown", "{line}");
+                specs.push(format!("call:{name}"));
+                specs.push(format!("call:{name}+dnr"));
+            }
+        }
+        specs.push(format!("action:{name}"));
+    }
+    let mut differences = Vec::new();
+    for short in run_program(ours, &["known"]).lines() {
+        if !server_dnr
+            .keys()
+            .any(|n| n.rsplit('.').next() == Some(short))
+        {
+            differences.push(format!(
+                "{short}: named by our table, but no class of the server has that name"
+            ));
+        }
+    }
+    let mut java_args = vec!["--program", "ExceptionFacts.java", "client"];
+    java_args.extend(specs.iter().map(String::as_str));
+    let java_out = run_program(&java, &java_args);
+    let our_out = run_program(ours, &specs.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        java_out.lines().count(),
+        specs.len(),
+        "Java's output:\n{java_out}"
+    );
+    assert_eq!(
+        our_out.lines().count(),
+        specs.len(),
+        "our output:\n{our_out}"
+    );
+    let mut deliberate_counts = std::collections::BTreeMap::new();
+    for (spec, (j, o)) in specs.iter().zip(java_out.lines().zip(our_out.lines())) {
+        let jf: Vec<&str> = j.split('\t').collect();
+        let of: Vec<&str> = o.split('\t').collect();
+        assert_eq!((jf.len(), jf[0], of.len(), of[0]), (5, &**spec, 4, &**spec));
+        let value = |f: &str, key: &str| f.strip_prefix(key).unwrap().to_string();
+        let java_says = [
+            value(jf[1], "retry="),
+            value(jf[2], "cache="),
+            value(jf[3], "pause="),
+        ];
+        let we_say = [
+            value(of[1], "retry="),
+            value(of[2], "cache="),
+            value(of[3], "pause="),
+        ];
+        let made = jf[4] == "made=yes";
+        let (path, rest) = spec.split_once(':').unwrap();
+        let name = rest.split('+').next().unwrap();
+        let dnr = match path {
+            "call" => rest.contains("+dnr"),
+            _ => server_dnr.get(name).copied().unwrap_or(false),
+        };
+        let java_says = java_says.each_ref().map(String::as_str);
+        let we_say = we_say.each_ref().map(String::as_str);
+        let expected = deliberate(name, dnr, made, java_says);
+        let want = expected.map_or(java_says, |(want, _)| want);
+        if we_say != want {
+            let why = expected.map_or(String::new(), |(_, why)| {
+                format!("\n  expected: {want:?} ({why})")
+            });
+            differences.push(format!("  Java: {j}\n  ours: {o}{why}"));
+        } else if let (Some((_, why)), true) = (expected, we_say != java_says) {
+            *deliberate_counts.entry(why).or_insert(0) += 1;
+        }
+    }
+    eprintln!(
+        "{} exceptions read as the Java client reads them or differing on purpose:",
+        specs.len()
+    );
+    for (why, n) in &deliberate_counts {
+        eprintln!("  {n} differ: {why}");
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} exceptions read differently from the Java client:\n{}",
+        differences.len(),
+        specs.len(),
+        differences.join("\n")
+    );
+}
+
+/// Where our exception table differs from the Java client on purpose: what it must say instead
+/// (`[retry, cache, pause]`) and why; `None` where it must say what Java says. `dnr` is
+/// whether the server flags the class do-not-retry (for an action, which has no flags: would
+/// flag), `made` whether the Java client could make an exception of the class.
+fn deliberate<'a>(
+    name: &str,
+    dnr: bool,
+    made: bool,
+    java: [&'a str; 3],
+) -> Option<([&'a str; 3], &'static str)> {
+    const NEVER: [&str; 3] = ["no", "keep", "-"];
+    let short = name.rsplit('.').next().unwrap();
+    if !made {
+        // Java gives up on a whole call's exception whose class it cannot load or make from a
+        // message (RemoteWithExtrasException.unwrapRemoteException answers a
+        // DoNotRetryIOException), and fails a whole Multi answer with an IOException it
+        // retries when an action's exception is such a class (ProtobufUtil.toException). We
+        // read the class as a Java client that has it: by the server's flag, which says
+        // whether the class is a DoNotRetryIOException where it was thrown.
+        let want = if dnr {
+            NEVER
+        } else {
+            ["yes", "drop", "normal"]
+        };
+        return Some((
+            want,
+            "a class the Java client cannot make, read as a client that has it would",
+        ));
+    }
+    match short {
+        // A server going away: every region cached on it is stale, not only this one.
+        "RegionServerStoppedException" | "RegionServerAbortedException" if java[1] == "drop" => {
+            Some((
+                [java[0], "drop-server", java[2]],
+                "a stopped server's regions are all dropped",
+            ))
+        }
+        // Only a master raises these, and Java's master caller keeps its master on them
+        // (AsyncMasterRequestRpcRetryingCaller forgets it only on a connection exception or
+        // ServerNotRunningYetException); ClientExceptionsUtil, for region locations, has no say.
+        "MasterNotRunningException" | "PleaseHoldException" if java[1] == "drop" => Some((
+            [java[0], "keep", java[2]],
+            "a master's answer keeps the master",
+        )),
+        // Plain IOExceptions to Java, retried: a refused permission or an illegal argument
+        // stays so however often it is sent.
+        "IllegalArgumentIOException" | "AccessControlException" | "SaslException" => Some((
+            NEVER,
+            "an illegal argument or a refused permission is never retried",
+        )),
+        // Never retried either way: Java's single-request callers give up before they read
+        // ClientExceptionsUtil, its batch callers drop the region's location first; we keep
+        // it (nothing says the region moved).
+        _ if java[0] == "no" => Some((NEVER, "a never-retried exception keeps the location")),
+        _ => None,
+    }
+}
+
+/// Runs a program to its end and returns its output (its failure fails the test).
+fn run_program(program: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

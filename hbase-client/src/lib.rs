@@ -47,6 +47,10 @@ pub use address_map::AddressMap;
 pub use admin::{Admin, ColumnFamily, SnapshotInfo, TableDescriptor, TableRegion};
 pub use cell::{Cell, CellRef, CellType, LATEST_TIMESTAMP};
 pub use client::Client;
+/// The exception table in words, for the oracle test that runs the Java client beside it. Not
+/// part of the public API.
+#[doc(hidden)]
+pub use error::exceptions::oracle as exception_oracle;
 pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
 pub use mutator::{
     BufferedMutator, FailureListener, MutatorConfig, DEFAULT_MAX_FAILURES_KEPT, PENDING_BUFFERS,
