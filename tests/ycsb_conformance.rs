@@ -3,7 +3,8 @@
 //! hashing, ordering, zero padding), dataintegrity values, the zeta constants and the
 //! generators' outputs for the same random sequence, the operation stream of every core
 //! workload, report text for the same measurements (text, JSON and JSON-array exporters, every
-//! measurement type), status lines, `BasicDB`'s output and the interactive shell.
+//! measurement type), status lines, `BasicDB`'s output, the interactive shell and how a `-P`
+//! file is read.
 //!
 //! Random sequences: the harness seeds its thread's `ThreadLocalRandom` and prints the thread
 //! id; our `JavaRandom` with the same seed and id draws the same numbers (the first test proves
@@ -908,5 +909,387 @@ fn random_values_are_drawn_as_ycsb_draws_them() {
             "-p",
             "insertproportion=0.3",
         ],
+    );
+}
+
+/// A properties file written readably: `<LF>`, `<CR>`, `<TAB>`, `<FF>` and `<xHH>` (any byte);
+/// every other character (backslashes included) stands for itself and must be ASCII.
+fn file_bytes(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '<' {
+            if let Some(end) = rest.find('>') {
+                let byte = match &rest[1..end] {
+                    "LF" => Some(b'\n'),
+                    "CR" => Some(b'\r'),
+                    "TAB" => Some(b'\t'),
+                    "FF" => Some(0x0c),
+                    t if t.len() == 3 && t.starts_with('x') => u8::from_str_radix(&t[1..], 16).ok(),
+                    _ => None,
+                };
+                if let Some(b) = byte {
+                    out.push(b);
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+            }
+        }
+        assert!(c.is_ascii(), "write {c:?} as <xHH> bytes in {text:?}");
+        out.push(c as u8);
+        rest = &rest[1..];
+    }
+    out
+}
+
+/// The harness's escaping (`YcsbOracle.escape`): every UTF-16 unit kept, as printable ASCII.
+fn escape_units(s: &str) -> String {
+    let mut out = String::new();
+    for u in s.encode_utf16() {
+        match u {
+            0x5c => out.push_str("\\\\"),
+            0x21..=0x7e if u != u16::from(b'=') => out.push(u as u8 as char),
+            _ => out.push_str(&format!("\\u{u:04X}")),
+        }
+    }
+    out
+}
+
+/// The UTF-16 units of a line escaped by `escape_units` (or the harness).
+fn unescape_units(line: &str) -> Vec<u16> {
+    let b = line.as_bytes();
+    let mut units = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\\') {
+            units.push(0x5c);
+            i += 2;
+        } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'u') {
+            units.push(u16::from_str_radix(&line[i + 2..i + 6], 16).unwrap());
+            i += 6;
+        } else {
+            units.push(u16::from(b[i]));
+            i += 1;
+        }
+    }
+    units
+}
+
+/// The torture set of `-P` files: hand-written cases for each rule of `Properties.load`, then
+/// files around its 8,192-byte read buffer.
+fn torture_files() -> Vec<(String, Vec<u8>)> {
+    let named: &[(&str, &str)] = &[
+        // Escapes.
+        (
+            "escapes",
+            r"t=a\tb<LF>n=a\nb<LF>r=a\rb<LF>f=a\fb<LF>bs=a\\b<LF>",
+        ),
+        (
+            "unicode",
+            r"u=\u0041\u00e9\u00E9\u20ac\uFFFF\u0000\u007F<LF>",
+        ),
+        ("unicode_pair", r"emoji=\uD83D\uDE00<LF>\uD83D\uDE00=k<LF>"),
+        (
+            "unicode_key",
+            r"\u006B\u0065y=v<LF>k\u003Dx=y<LF>k\u0020y=z<LF>",
+        ),
+        ("unknown_escapes", r#"q=\q\a\b\v\0\ \=\:\#\!\"\'\U0041<LF>"#),
+        ("escaped_backslash_u", r"k=\\u0041<LF>k2=\\\u0041<LF>"),
+        ("malformed_u_short", r"k=\u12<LF>"),
+        ("malformed_u_at_eol", r"k=\u<LF>"),
+        ("malformed_u_nonhex", r"k=\u12G4<LF>"),
+        ("malformed_u_plus", r"k=\u+041<LF>"),
+        ("malformed_u_minus", r"k=\u-041<LF>"),
+        ("malformed_u_space", r"k=\u 041<LF>"),
+        ("malformed_u_key", r"\u00zz=v<LF>"),
+        ("malformed_u_at_eof", r"k=\u004"),
+        ("malformed_u_in_comment", r"# \u12<LF>k=v<LF>"),
+        ("lone_high_surrogate", r"k=\uD800<LF>"),
+        ("lone_low_surrogate", r"k=\uDC00x<LF>"),
+        ("reversed_pair", r"k=\uDE00\uD83D<LF>"),
+        ("surrogate_in_key", r"\uD800=v<LF>"),
+        ("surrogate_overwritten", r"k=\uD800<LF>k=v<LF>"),
+        // Continuations.
+        (
+            "continuation",
+            r"list = a,\<LF>      b,\<LF><TAB><FF> c<LF>",
+        ),
+        ("two_backslashes", r"x=1\\<LF>y=2<LF>"),
+        ("three_backslashes", r"x=1\\\<LF>  2<LF>"),
+        ("four_backslashes", r"x=\\\\<LF>y=<LF>"),
+        ("backslash_line_then_blank", r"\<LF><LF>k=v<LF>"),
+        ("backslash_line_then_spaces", r"\<LF>   <LF>k=v<LF>"),
+        ("backslash_line_then_comment", r"\<LF>#c=1<LF>k=v<LF>"),
+        ("backslash_line_then_bang", r"  \<LF>  !c=1<LF>"),
+        ("backslash_line_then_line", r"\<LF>  k=v<LF>"),
+        ("backslash_line_at_eof", r"\"),
+        ("backslash_line_lf_at_eof", r"\<LF>"),
+        ("backslash_line_spaces_at_eof", r"\<LF>   "),
+        ("backslash_lines", r"\<LF>\<LF><LF>k=v<LF>"),
+        ("backslash_lines_at_eof", r"\<LF>\"),
+        ("backslash_line_crlf_blank", r"\<CR><LF><CR><LF>k=v<CR><LF>"),
+        ("backslash_line_cr_comment", r"\<CR>#c<CR>k=v<CR>"),
+        ("continuation_then_blank", r"k=a\<LF><LF>b=1<LF>"),
+        ("continuation_then_spaces", r"k=a\<LF>   <LF>b=1<LF>"),
+        ("continuation_at_eof", r"k=v\"),
+        ("continuation_lf_at_eof", r"k=v\<LF>"),
+        ("continuation_spaces_at_eof", r"k=v\<LF>  "),
+        ("continuation_into_hash", r"k=a\<LF>#b<LF>"),
+        ("continuation_into_bang", r"k=a\<LF>   !b<LF>"),
+        ("continuation_crlf", r"k=a\<CR><LF>  b<CR><LF>"),
+        ("continuation_cr", r"k=a\<CR>  b<CR>c=1<CR>"),
+        ("continuation_cr_cr", r"k=a\<CR><CR> b=2<CR>"),
+        ("continuation_lf_cr", r"k=a\<LF><CR>b=1"),
+        ("continuation_in_key", r"ke\<LF>  y=v<LF>"),
+        ("continuation_before_separator", r"k\<LF>  =v<LF>"),
+        ("continuation_splits_escape", r"k=\u00\<LF>  41<LF>"),
+        ("continuation_then_backslash", r"k=\<LF>\<LF>\<LF>v<LF>"),
+        ("continuation_then_escaped_space", r"k=a\<LF>\ b<LF>"),
+        ("escaped_space_at_eol", r"k=a\ <LF>b=1<LF>"),
+        // Comments.
+        (
+            "comments",
+            r"# c<LF>! c<LF>   # indented<LF><TAB>! tab<LF><FF>#ff<LF>k=v # not a comment<LF>",
+        ),
+        (
+            "comment_ending_in_backslash",
+            r"# c \<LF>k=v<LF>! d\<LF>j=w<LF>",
+        ),
+        ("comment_at_eof", r"k=v<LF># last"),
+        ("comment_cr", r"#c<CR>k=v<CR>!d<CR><LF>j=w"),
+        ("hash_in_key", r"a#b=c<LF>\#k=v<LF>\!j=w<LF>"),
+        ("comment_only", r"#only"),
+        ("empty_file", r""),
+        ("blank_lines_only", r"<LF><LF>   <CR><LF><TAB><CR>"),
+        // Separators, empty keys and values, duplicates.
+        (
+            "separators",
+            r"a=1<LF>b:2<LF>c 3<LF>d<TAB>4<LF>e<FF>5<LF>f = 6<LF>g : 7<LF>h:=8<LF>i=:9<LF>j==10<LF>k = = 11<LF>l  :  12  <LF>m  13<LF>n :<LF>",
+        ),
+        (
+            "escaped_separators",
+            r"a\=b=c<LF>a\ b c<LF>a\:b:c<LF>x\\=y<LF>\ lead=1<LF>t\<TAB>ab=2<LF>",
+        ),
+        (
+            "empty_keys_and_values",
+            r"=v<LF>:w<LF>k=<LF>lonely<LF>  spaced   <LF>",
+        ),
+        ("empty_key_alone", r"=<LF>"),
+        ("duplicates", r"k=1<LF>k=2<LF>k 3<LF>j=1<LF>j=<LF>"),
+        (
+            "value_whitespace",
+            r"k=  v  <LF>j=\ \ v<LF><TAB>i<TAB>=<TAB>w<TAB><LF>",
+        ),
+        ("workload_key", r"workload=mine<LF>"),
+        // Line endings.
+        ("crlf", r"a=1<CR><LF>b=2<CR><LF>"),
+        ("lone_cr", r"a=1<CR>b=2<CR>"),
+        ("mixed_endings", r"a=1<LF><CR>b=2<CR><LF><LF>c=3"),
+        ("no_final_newline", r"a=1"),
+        ("cr_cr_lf", r"a=1<CR><CR><LF>b=2"),
+        // Whitespace: space, tab and form feed only.
+        ("form_feed", r"<FF>k<FF>=<FF>v<FF><LF>"),
+        ("not_whitespace", r"<x0B>k=v<LF>a<xA0>b=c<LF>d<x85>e=f<LF>"),
+        // Bytes: ISO-8859-1, whatever the file is.
+        ("latin1", r"k=caf<xE9><LF>n<xE4>me=x<LF>"),
+        ("utf8", r"k=caf<xC3><xA9><LF>"),
+        ("utf8_bom", r"<xEF><xBB><xBF>k=v<LF>"),
+        ("nul", r"k=a<x00>b<LF><x00>=z<LF>"),
+        (
+            "high_byte_in_comment",
+            r"#<xFF><x0D>k=v<LF>#<x8D><x8A>j=w<LF>",
+        ),
+        ("controls", r"k=<x7F><x01><x1A><LF>"),
+    ];
+    let mut files: Vec<(String, Vec<u8>)> = named
+        .iter()
+        .map(|(name, text)| (name.to_string(), file_bytes(text)))
+        .collect();
+    // Around Java's 8,192-byte read buffer: a continuation, a CRLF, an escape and a comment
+    // split across it.
+    for (name, at, tail) in [
+        ("buffer_continuation_lf", 8191, &b"\\\n  y\n"[..]),
+        ("buffer_continuation_crlf", 8190, &b"\\\r\n  y\r\n"[..]),
+        ("buffer_crlf", 8191, &b"\r\nz=1\n"[..]),
+        ("buffer_escape", 8190, &b"\\u0041\n"[..]),
+        ("buffer_backslash_eof", 8191, &b"\\"[..]),
+        ("buffer_lf_then_backslash_line", 8191, &b"\n\\\n\n"[..]),
+    ] {
+        let mut b = b"k=".to_vec();
+        b.resize(at, b'x');
+        b.extend_from_slice(tail);
+        files.push((name.to_string(), b));
+    }
+    let mut comment = b"#".to_vec();
+    comment.resize(8191, b'c');
+    comment.extend_from_slice(b"\\\nk=v\n");
+    files.push(("buffer_comment".to_string(), comment));
+    files
+}
+
+/// Random files over the characters `Properties.load` treats specially (deterministic).
+fn random_property_files(n: usize) -> Vec<(String, Vec<u8>)> {
+    const TOKENS: &[&[u8]] = &[
+        b"\\",
+        b"\\",
+        b"\\",
+        b"\n",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b" ",
+        b"\t",
+        b"\x0c",
+        b"#",
+        b"!",
+        b"=",
+        b":",
+        b"k",
+        b"v",
+        b"\\u",
+        b"0041",
+        b"00",
+        b"u",
+        b"t",
+        b"\xe9",
+        b"\\ ",
+        b"\\\\",
+        b"\xa0",
+        b"\x0b",
+        b"\\uD83D\\uDE00",
+    ];
+    let mut state = 0x005e_ed0f_7e57_u64;
+    let mut next = move || {
+        // splitmix64
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    (0..n)
+        .map(|i| {
+            let len = 1 + next() % 30;
+            let mut b = Vec::new();
+            for _ in 0..len {
+                b.extend_from_slice(TOKENS[(next() % TOKENS.len() as u64) as usize]);
+            }
+            (format!("random_{i}"), b)
+        })
+        .collect()
+}
+
+/// Text with every run of more than 8 equal characters shortened.
+fn shorten_runs(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let run = chars[i..].iter().take_while(|&&c| c == chars[i]).count();
+        if run > 8 {
+            out.push_str(&format!("{}{{{run} times}}", chars[i]));
+        } else {
+            out.extend(&chars[i..i + run]);
+        }
+        i += run;
+    }
+    out
+}
+
+/// True when an escaped line holds half a surrogate pair.
+fn has_lone_surrogate(line: &str) -> bool {
+    char::decode_utf16(unescape_units(line)).any(|r| r.is_err())
+}
+
+#[test]
+fn property_files_read_as_ycsb_reads_them() {
+    // YCSB 0.17.0's Client reads each -P file with Properties.load(new FileInputStream(file))
+    // (ISO-8859-1); the harness calls that very code (Client.parseArguments) on each file.
+    const WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
+    let mut files = torture_files();
+    let named = files.len();
+    files.extend(random_property_files(3000));
+    let dir = std::env::temp_dir().join(format!("ycsb-props-torture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut paths = Vec::new();
+    for (i, (_, bytes)) in files.iter().enumerate() {
+        let p = dir.join(format!("{i}.properties"));
+        std::fs::write(&p, bytes).unwrap();
+        paths.push(p.to_str().unwrap().to_string());
+    }
+    // YCSB's Client never closes a -P file's stream, and the harness's JVM collects no garbage
+    // (Epsilon), so each JVM reads at most 500 files (well under a 1,024 open-file limit).
+    let java: String = paths
+        .chunks(500)
+        .map(|batch| oracle(&["pfiles"], Some(&(batch.join("\n") + "\n"))))
+        .collect();
+
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    for line in java.lines() {
+        if line.starts_with("== ") {
+            blocks.push(Vec::new());
+        } else if line.starts_with("ERROR") {
+            blocks.last_mut().unwrap().push("ERROR".into());
+        } else {
+            blocks.last_mut().unwrap().push(line.to_string());
+        }
+    }
+    assert_eq!(blocks.len(), files.len(), "one answer per file");
+
+    let mut differences = Vec::new();
+    let mut refused_surrogates = Vec::new();
+    for (i, ((name, bytes), mut java)) in files.iter().zip(blocks).enumerate() {
+        java.sort();
+        // Deliberate: Java keeps half a surrogate pair in a String; ours cannot hold one, so
+        // `ycsb` refuses the file (naming the escape) rather than change the value.
+        let expected = if java.iter().any(|l| has_lone_surrogate(l)) {
+            refused_surrogates.push(name.clone());
+            vec!["ERROR".to_string()]
+        } else {
+            java.clone()
+        };
+        let cli = [("workload".to_string(), WORKLOAD.to_string())];
+        let ours = match ycsb::cli::build_properties(&[paths[i].clone()], &cli) {
+            Ok(p) => {
+                let mut v: Vec<String> = p
+                    .sorted()
+                    .iter()
+                    .map(|(k, v)| format!("{}={}", escape_units(k), escape_units(v)))
+                    .collect();
+                v.sort();
+                v
+            }
+            Err(_) => vec!["ERROR".to_string()],
+        };
+        if ours != expected {
+            differences.push(shorten_runs(&format!(
+                "{name}: file b\"{}\"\n    java: {java:?}\n    ours: {ours:?}",
+                bytes.escape_ascii()
+            )));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    for name in [
+        "lone_high_surrogate",
+        "lone_low_surrogate",
+        "reversed_pair",
+        "surrogate_in_key",
+    ] {
+        assert!(
+            refused_surrogates.iter().any(|n| n == name),
+            "{name}: Java was expected to keep a lone surrogate ({refused_surrogates:?})"
+        );
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} property files read differently from YCSB's Client ({named} written by hand):\n{}",
+        differences.len(),
+        files.len(),
+        differences.join("\n")
+    );
+    eprintln!(
+        "property files: {} compared with YCSB's Client ({named} by hand), {} refused for a lone surrogate",
+        files.len(),
+        refused_surrogates.len()
     );
 }

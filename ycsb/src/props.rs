@@ -1,83 +1,122 @@
-//! Java `.properties` parsing (as `java.util.Properties.load` reads an ISO-8859-1 stream) and
-//! the property set the driver runs on.
+//! Java `.properties` parsing (as `java.util.Properties.load` reads an ISO-8859-1 stream, which
+//! is how YCSB's `Client` reads a `-P` file) and the property set the driver runs on. Proven
+//! against YCSB's own `Client.parseArguments` by `tests/ycsb_conformance.rs`
+//! (`property_files_read_as_ycsb_reads_them`). One deliberate difference: a file whose key or
+//! (last) value holds half of a UTF-16 surrogate pair (`\uD800` alone) is refused, since a Rust
+//! string cannot hold it (Java keeps it in its string).
 
 use std::collections::HashMap;
 
 use crate::Error;
 
-/// Parses a properties file's bytes (ISO-8859-1) into key/value pairs, in file order.
+/// Parses a properties file's bytes (ISO-8859-1) into key/value pairs: one pair per key, with
+/// its last value (as `Properties.load` leaves it), in the order the keys first appear.
 pub fn parse_properties(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
     // ISO-8859-1: every byte is the char of the same code point.
     let chars: Vec<char> = bytes.iter().map(|&b| b as char).collect();
-    let mut out = Vec::new();
+    let mut pairs: Vec<(Vec<u16>, Vec<u16>)> = Vec::new();
+    let mut index: HashMap<Vec<u16>, usize> = HashMap::new();
     for line in logical_lines(&chars) {
-        out.push(split_key_value(&line)?);
+        let (key, value) = split_key_value(&line)?;
+        match index.get(&key) {
+            Some(&i) => pairs[i].1 = value,
+            None => {
+                index.insert(key.clone(), pairs.len());
+                pairs.push((key, value));
+            }
+        }
     }
-    Ok(out)
+    // Only now, as a value overwritten later in the file is no difference from Java's.
+    pairs
+        .into_iter()
+        .map(|(k, v)| Ok((utf16_string(&k)?, utf16_string(&v)?)))
+        .collect()
 }
 
 fn is_ws(c: char) -> bool {
     c == ' ' || c == '\t' || c == '\x0c'
 }
 
-/// Splits the text into logical lines: comments and blank lines dropped, continuations joined
-/// (a natural line ending in an odd number of backslashes continues, and the next line's
-/// leading whitespace is dropped). Escapes other than the continuation are left in place.
+fn is_eol(c: char) -> bool {
+    c == '\r' || c == '\n'
+}
+
+/// Splits the text into logical lines, as `Properties.load` does: leading whitespace, blank
+/// lines and comments (`#` or `!` first on a logical line, never continued) dropped; a line
+/// ending in an odd number of backslashes continues on the next, whose leading whitespace is
+/// dropped (a CR LF after the backslash is one line end). A logical line that is still empty
+/// when a line ends is no line: a line of only `\` followed by a blank line gives nothing, and
+/// followed by `#...` a comment. At the end of the text a trailing odd backslash is dropped, and
+/// a line that held only it gives an empty key. Escapes other than the continuation are left
+/// in place.
 fn logical_lines(chars: &[char]) -> Vec<Vec<char>> {
     let mut lines = Vec::new();
+    let mut line: Vec<char> = Vec::new();
+    // Skipping whitespace before the next char of the line (at a line's start, after a join).
+    let mut skip_ws = true;
+    // Just joined: a line end before anything else ends the logical line, not a blank line.
+    let mut joined = false;
+    // The line so far ends in an odd number of backslashes.
+    let mut odd_backslashes = false;
+    // The join was at a CR: an LF right after it belongs to that line end.
+    let mut skip_lf = false;
     let n = chars.len();
     let mut i = 0;
-    'outer: while i < n {
-        // Skip leading whitespace and blank lines.
-        while i < n && (is_ws(chars[i]) || chars[i] == '\r' || chars[i] == '\n') {
-            i += 1;
-        }
-        if i >= n {
-            break;
-        }
-        if chars[i] == '#' || chars[i] == '!' {
-            while i < n && chars[i] != '\r' && chars[i] != '\n' {
-                i += 1;
-            }
+    while i < n {
+        let c = chars[i];
+        i += 1;
+        if std::mem::take(&mut skip_lf) && c == '\n' {
             continue;
         }
-        let mut buf: Vec<char> = Vec::new();
-        loop {
-            let start = i;
-            while i < n && chars[i] != '\r' && chars[i] != '\n' {
-                i += 1;
-            }
-            let natural = &chars[start..i];
-            // Consume the line terminator (\r\n counts as one).
-            if i < n && chars[i] == '\r' {
-                i += 1;
-                if i < n && chars[i] == '\n' {
-                    i += 1;
-                }
-            } else if i < n && chars[i] == '\n' {
-                i += 1;
-            }
-            let backslashes = natural.iter().rev().take_while(|&&c| c == '\\').count();
-            if backslashes % 2 == 1 {
-                buf.extend_from_slice(&natural[..natural.len() - 1]);
-                while i < n && is_ws(chars[i]) {
-                    i += 1;
-                }
-                if i >= n {
-                    lines.push(buf);
-                    break 'outer;
-                }
+        if skip_ws {
+            if is_ws(c) || (is_eol(c) && !joined) {
                 continue;
             }
-            buf.extend_from_slice(natural);
-            lines.push(buf);
-            break;
+            skip_ws = false;
+            joined = false;
         }
+        if line.is_empty() && (c == '#' || c == '!') {
+            while i < n && !is_eol(chars[i]) {
+                i += 1;
+            }
+            i = (i + 1).min(n);
+            skip_ws = true;
+            continue;
+        }
+        if !is_eol(c) {
+            line.push(c);
+            odd_backslashes = c == '\\' && !odd_backslashes;
+            continue;
+        }
+        if line.is_empty() {
+            skip_ws = true;
+            continue;
+        }
+        if odd_backslashes && i < n {
+            line.pop();
+            odd_backslashes = false;
+            skip_ws = true;
+            joined = true;
+            skip_lf = c == '\r';
+            continue;
+        }
+        if odd_backslashes {
+            line.pop();
+        }
+        lines.push(std::mem::take(&mut line));
+        odd_backslashes = false;
+        skip_ws = true;
+    }
+    if !line.is_empty() {
+        if odd_backslashes {
+            line.pop();
+        }
+        lines.push(line);
     }
     lines
 }
 
-fn split_key_value(line: &[char]) -> Result<(String, String), String> {
+fn split_key_value(line: &[char]) -> Result<(Vec<u16>, Vec<u16>), String> {
     let len = line.len();
     let mut key_len = 0;
     let mut value_start = len;
@@ -113,7 +152,8 @@ fn split_key_value(line: &[char]) -> Result<(String, String), String> {
     ))
 }
 
-fn unescape(chars: &[char]) -> Result<String, String> {
+/// A key or value with its escapes replaced, as UTF-16 units (as Java's `String` holds it).
+fn unescape(chars: &[char]) -> Result<Vec<u16>, String> {
     let mut units: Vec<u16> = Vec::with_capacity(chars.len());
     let mut i = 0;
     let push = |units: &mut Vec<u16>, c: char| {
@@ -134,13 +174,12 @@ fn unescape(chars: &[char]) -> Result<String, String> {
         i += 1;
         match e {
             'u' => {
-                if i + 4 > chars.len() {
-                    return Err("malformed \\uxxxx encoding".into());
+                // Exactly four hex digits (`u16::from_str_radix` alone would take "+041").
+                let hex: String = chars[i..(i + 4).min(chars.len())].iter().collect();
+                if hex.len() < 4 || !hex.chars().all(|h| h.is_ascii_hexdigit()) {
+                    return Err(format!("malformed \\uxxxx encoding: \\u{hex}"));
                 }
-                let hex: String = chars[i..i + 4].iter().collect();
-                let v = u16::from_str_radix(&hex, 16)
-                    .map_err(|_| format!("malformed \\uxxxx encoding: \\u{hex}"))?;
-                units.push(v);
+                units.push(u16::from_str_radix(&hex, 16).expect("four hex digits"));
                 i += 4;
             }
             't' => push(&mut units, '\t'),
@@ -150,7 +189,20 @@ fn unescape(chars: &[char]) -> Result<String, String> {
             other => push(&mut units, other),
         }
     }
-    Ok(String::from_utf16_lossy(&units))
+    Ok(units)
+}
+
+/// UTF-16 units as a string. Deliberately not Java's: half a surrogate pair cannot be in a Rust
+/// string, and replacing it would silently change the key or value, so it is refused.
+fn utf16_string(units: &[u16]) -> Result<String, String> {
+    String::from_utf16(units).map_err(|_| {
+        let half = char::decode_utf16(units.iter().copied())
+            .find_map(|r| r.err())
+            .map_or(0, |e| e.unpaired_surrogate());
+        format!(
+            "\\u{half:04X} is half of a UTF-16 surrogate pair without its other half (Java keeps it; ycsb cannot hold it)"
+        )
+    })
 }
 
 /// The merged property set: later `set`s win.
@@ -355,6 +407,44 @@ mod tests {
             ]
         );
         assert!(parse_properties(b"bad=\\u12").is_err());
+    }
+
+    // The cases below are YCSB's answers in `tests/ycsb_conformance.rs`
+    // (`property_files_read_as_ycsb_reads_them`), kept here as quick checks.
+    #[test]
+    fn a_line_of_only_a_continuation() {
+        // Followed by a blank line (or one of spaces) it is no line at all; followed by `#` or
+        // `!` that line is a comment.
+        assert_eq!(parse("\\\n\nk=v\n"), vec![kv("k", "v")]);
+        assert_eq!(parse("\\\r\n   \r\nk=v"), vec![kv("k", "v")]);
+        assert_eq!(parse("\\\n#c=1\nk=v\n"), vec![kv("k", "v")]);
+        assert_eq!(parse("  \\\n  !c=1\n"), vec![]);
+        assert_eq!(parse("\\\n   "), vec![]);
+        assert_eq!(parse("\\\n  k=v\n"), vec![kv("k", "v")]);
+        // At the end of the file it is an empty key.
+        assert_eq!(parse("\\"), vec![kv("", "")]);
+        assert_eq!(parse("\\\n"), vec![kv("", "")]);
+    }
+
+    #[test]
+    fn unicode_escapes_take_exactly_four_hex_digits() {
+        for bad in ["k=\\u+041", "k=\\u-041", "k=\\u 041", "k=\\u12G4", "k=\\u"] {
+            assert!(parse_properties(bad.as_bytes()).is_err(), "{bad}");
+        }
+        assert_eq!(parse("k=\\uD83D\\uDE00"), vec![kv("k", "\u{1F600}")]);
+    }
+
+    #[test]
+    fn half_a_surrogate_pair_is_refused_unless_overwritten() {
+        let e = parse_properties(b"k=\\uD800\n").unwrap_err();
+        assert!(e.contains("\\uD800"), "{e}");
+        assert!(parse_properties(b"\\uDC00=v").is_err());
+        assert_eq!(parse("k=\\uD800\nk=v\n"), vec![kv("k", "v")]);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_first_place_and_the_last_value() {
+        assert_eq!(parse("a=1\nb=2\na=3\n"), vec![kv("a", "3"), kv("b", "2")]);
     }
 
     #[test]

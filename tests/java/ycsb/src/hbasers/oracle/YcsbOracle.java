@@ -19,6 +19,11 @@
  *   ops SEED N ARGS            N doTransaction calls with a capturing DB: one line per DB call
  *   order KIND KEYS            Java's iteration order of a hash container filled in that order
  *   report                     stdin script: measurements, summaries, status lines, exports
+ *   pfiles                     stdin: one properties file path a line; each read by YCSB's own
+ *                              Client.parseArguments (-P FILE -p workload=...), which loads it
+ *                              with Properties.load(new FileInputStream(FILE)): "== N" then one
+ *                              "key=value" line per property (escaped, unsorted), or "ERROR ..."
+ *                              (Client never closes the file, so a few hundred files a JVM)
  * ARGS are YCSB's -P FILE and -p NAME=VALUE.
  */
 package hbasers.oracle;
@@ -30,6 +35,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -110,6 +116,9 @@ public final class YcsbOracle {
     case "report":
       report(out);
       break;
+    case "pfiles":
+      pfiles(out);
+      break;
     default:
       throw new IllegalArgumentException("unknown command " + args[0]);
     }
@@ -150,6 +159,49 @@ public final class YcsbOracle {
       files.setProperty(k, cli.getProperty(k));
     }
     return files;
+  }
+
+  /**
+   * A string as printable ASCII that keeps every UTF-16 unit: a backslash doubled; a space,
+   * '=', control, non-ASCII or surrogate unit as backslash-u and four upper-case hex digits.
+   */
+  static String escape(String s) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '\\') {
+        b.append("\\\\");
+      } else if (c > ' ' && c < 0x7f && c != '=') {
+        b.append(c);
+      } else {
+        b.append(String.format("\\u%04X", (int) c));
+      }
+    }
+    return b.toString();
+  }
+
+  /** Each file on stdin read as YCSB's Client reads a -P file (its own private parseArguments). */
+  static void pfiles(PrintStream out) throws Exception {
+    Method parse = Client.class.getDeclaredMethod("parseArguments", String[].class);
+    parse.setAccessible(true);
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String path;
+    int n = 0;
+    while ((path = in.readLine()) != null) {
+      if (path.isEmpty()) {
+        continue;
+      }
+      out.println("== " + n++);
+      String[] args = {"-P", path, "-p", "workload=site.ycsb.workloads.CoreWorkload"};
+      try {
+        Properties p = (Properties) parse.invoke(null, (Object) args);
+        for (String k : p.stringPropertyNames()) {
+          out.println(escape(k) + "=" + escape(p.getProperty(k)));
+        }
+      } catch (InvocationTargetException e) {
+        out.println("ERROR " + escape(String.valueOf(e.getCause())));
+      }
+    }
   }
 
   static void tlr(PrintStream out, long seed, int n) throws Exception {
