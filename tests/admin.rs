@@ -790,14 +790,8 @@ fn split_keys_are_the_java_clients() {
         (vec![0xff], vec![0xff, 0xff], 300),
         (vec![1], vec![2], 70_000),
     ];
-    // A small xorshift: the same cases every run.
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    // The same cases every run.
+    let mut next = hbase_it::xorshift(0x9e37_79b9_7f4a_7c15_u64);
     for _ in 0..400 {
         let key = |next: &mut dyn FnMut() -> u64| -> Vec<u8> {
             let len = (next() % 4) as usize;

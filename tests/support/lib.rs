@@ -610,6 +610,18 @@ pub fn run_example(name: &str, args: &[&str]) -> String {
     out
 }
 
+/// A small deterministic generator of `u64`s (xorshift64; `seed` must not be 0): test cases
+/// drawn the same on every run.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod unique_name_tests {
     use std::collections::HashSet;

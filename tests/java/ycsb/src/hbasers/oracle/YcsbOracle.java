@@ -119,10 +119,28 @@ public final class YcsbOracle {
     case "pfiles":
       pfiles(out);
       break;
+    case "doubles":
+      doubles(out);
+      break;
     default:
       throw new IllegalArgumentException("unknown command " + args[0]);
     }
     out.flush();
+  }
+
+  /**
+   * Double.toString of each double on stdin (its bits as a long, one per line), after a first
+   * line "feature N" naming the JDK's feature version (JDK 19 changed Double.toString).
+   */
+  static void doubles(PrintStream out) throws Exception {
+    out.println("feature " + Runtime.version().feature());
+    java.io.BufferedReader in = new java.io.BufferedReader(
+        new java.io.InputStreamReader(System.in, StandardCharsets.US_ASCII));
+    StringBuilder b = new StringBuilder();
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      b.append(Double.toString(Double.longBitsToDouble(Long.parseLong(line)))).append('\n');
+    }
+    out.print(b);
   }
 
   /** Seeds the calling thread's ThreadLocalRandom; returns the thread id (its gamma's part). */
