@@ -2,7 +2,7 @@
 //! driven by our harness in `tests/java/ycsb`) beside our `ycsb`, compared exactly: keys (FNV
 //! hashing, ordering, zero padding), dataintegrity values, the zeta constants and the
 //! generators' outputs for the same random sequence, the operation stream of every core
-//! workload, report text for the same measurements (text, JSON and JSON-array exporters, every
+//! workload (each written value's length too, under every field length distribution), report text for the same measurements (text, JSON and JSON-array exporters, every
 //! measurement type), status lines, `BasicDB`'s output, the interactive shell and how a `-P`
 //! file is read.
 //!
@@ -396,9 +396,11 @@ fn field_list(fields: Option<&[String]>) -> String {
     }
 }
 
-fn value_names(v: &Values) -> String {
-    let mut names: Vec<&str> = v.iter().map(|(f, _)| f.as_str()).collect();
+/// An insert's or update's values as the harness prints them: `field:length`, by field.
+fn value_lengths(v: &Values) -> String {
+    let mut names: Vec<(&str, usize)> = v.iter().map(|(f, v)| (f.as_str(), v.len())).collect();
     names.sort();
+    let names: Vec<String> = names.iter().map(|(f, n)| format!("{f}:{n}")).collect();
     names.join(",")
 }
 
@@ -421,12 +423,12 @@ impl Db for Capture {
         Status::Ok
     }
     async fn update(&self, _: &str, key: &str, v: Values) -> Status {
-        let line = format!("UPDATE {key} {}\n", value_names(&v));
+        let line = format!("UPDATE {key} {}\n", value_lengths(&v));
         self.0.lock().unwrap().push_str(&line);
         Status::Ok
     }
     async fn insert(&self, _: &str, key: &str, v: Values) -> Status {
-        let line = format!("INSERT {key} {}\n", value_names(&v));
+        let line = format!("INSERT {key} {}\n", value_lengths(&v));
         self.0.lock().unwrap().push_str(&line);
         Status::Ok
     }
@@ -525,6 +527,111 @@ fn operation_streams_of_the_core_workloads() {
         calls += compare_operations(2000, &args);
     }
     eprintln!("operation streams: {calls} database calls compared with YCSB's");
+}
+
+/// Every value an insert or update writes has the length YCSB's would have (the operation
+/// streams print each value as `field:length`, Java's taken from the `ByteIterator`'s
+/// `bytesLeft()`): each `fieldlengthdistribution` (constant, uniform, zipfian, histogram, with
+/// and without `minfieldlength`) and dataintegrity's deterministic values, over updates of one
+/// field, of all fields, inserts and read-modify-writes.
+#[test]
+fn value_lengths_of_every_field_length_distribution() {
+    let dir = repo().join("target/ycsb-java");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut histograms = Vec::new();
+    for (name, text) in [
+        // An area of 23 (not a power of two), an empty bucket, a last bucket drawn as i·size.
+        ("uneven", "BlockSize\t10\n0\t5\n1\t3\n2\t0\n3\t7\n4\t8\n"),
+        // An area of 64 (a power of two).
+        ("even", "BlockSize\t3\n0\t16\n1\t16\n2\t16\n3\t16\n"),
+        // One bucket; block size 1000.
+        ("single", "BlockSize\t1000\n0\t9\n"),
+        // Many buckets, large counts.
+        (
+            "wide",
+            &(0..200)
+                .map(|i| format!("{i}\t{}\n", (i * 7919) % 1013))
+                .fold("BlockSize\t4\n".to_string(), |a, l| a + &l),
+        ),
+    ] {
+        let path = dir.join(format!("fieldlength-{name}.hist"));
+        std::fs::write(&path, text).unwrap();
+        histograms.push(format!("fieldlengthhistogram={}", path.display()));
+    }
+    let mut variants: Vec<Vec<String>> = [
+        vec!["fieldlengthdistribution=zipfian"],
+        vec![
+            "fieldlengthdistribution=zipfian",
+            "fieldlength=1000",
+            "minfieldlength=10",
+        ],
+        vec![
+            "fieldlengthdistribution=zipfian",
+            "fieldlength=5",
+            "minfieldlength=0",
+        ],
+        vec![
+            "fieldlengthdistribution=uniform",
+            "fieldlength=200",
+            "minfieldlength=50",
+        ],
+        vec![
+            "fieldlengthdistribution=uniform",
+            "fieldlength=0",
+            "minfieldlength=0",
+        ],
+        vec!["fieldlengthdistribution=uniform", "fieldlength=1"],
+        vec!["fieldlengthdistribution=constant", "fieldlength=0"],
+        vec![
+            "fieldlengthdistribution=constant",
+            "fieldlength=7",
+            "minfieldlength=500",
+        ],
+        vec!["dataintegrity=true", "fieldlength=37"],
+        vec!["dataintegrity=true", "fieldlength=1", "fieldcount=3"],
+        vec![
+            "dataintegrity=true",
+            "fieldlength=300",
+            "insertorder=ordered",
+            "zeropadding=12",
+        ],
+    ]
+    .iter()
+    .map(|v| v.iter().map(|s| s.to_string()).collect())
+    .collect();
+    for h in &histograms {
+        variants.push(vec!["fieldlengthdistribution=histogram".into(), h.clone()]);
+    }
+    let mut calls = 0;
+    for extra in &variants {
+        for (workload, mix) in [
+            ("a", "writeallfields=false"),
+            ("a", "writeallfields=true"),
+            ("d", "insertproportion=0.3"),
+            ("f", "readallfields=false"),
+        ] {
+            let file = format!("workloads/workload{workload}");
+            let mut args = vec![
+                "-P",
+                file.as_str(),
+                "-p",
+                "recordcount=5000",
+                "-p",
+                "operationcount=1500",
+                "-p",
+                mix,
+            ];
+            for e in extra {
+                args.push("-p");
+                args.push(e);
+            }
+            calls += compare_operations(1500, &args);
+        }
+    }
+    eprintln!(
+        "value lengths: {calls} database calls of {} variants compared with YCSB's",
+        variants.len() * 4
+    );
 }
 
 /// Runs a report script through our measurements, printing what the harness prints.

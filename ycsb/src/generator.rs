@@ -27,6 +27,27 @@ pub fn next_double<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     ((hi << 27) + lo) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
+/// A `[0, bound)` int, drawn as JDK 17's `ThreadLocalRandom.nextInt(bound)` draws it
+/// (`Random.nextInt(bound)` over `next(31)`, the high 31 bits of a 32-bit draw): a power of
+/// two takes the draw's high bits; any other bound takes the remainder, drawing again while the
+/// draw falls in the over-represented top. `bound` must be positive.
+pub fn next_int_bounded<R: Rng + ?Sized>(rng: &mut R, bound: i32) -> i32 {
+    debug_assert!(bound > 0);
+    let mut r = (rng.next_u32() >> 1) as i32;
+    let m = bound - 1;
+    if bound & m == 0 {
+        return ((bound as i64 * r as i64) >> 31) as i32;
+    }
+    let mut u = r;
+    loop {
+        r = u % bound;
+        if u.wrapping_sub(r).wrapping_add(m) >= 0 {
+            return r;
+        }
+        u = (rng.next_u32() >> 1) as i32;
+    }
+}
+
 /// `Math.abs(random.nextLong())`, which stays negative for `i64::MIN` as in Java.
 fn abs_long<R: Rng + ?Sized>(rng: &mut R) -> i64 {
     rng.random::<i64>().wrapping_abs()
@@ -472,9 +493,13 @@ impl HistogramGen {
             }
             buckets[b] = c;
         }
-        let area = buckets.iter().sum();
-        if area <= 0 {
-            return Err("the histogram is empty".into());
+        let area: i64 = buckets.iter().sum();
+        // YCSB draws `nextInt((int) area)`, which throws for anything else.
+        if area <= 0 || area > i32::MAX as i64 {
+            return Err(format!(
+                "the histogram's counts add up to {area} (accepted: 1 to {})",
+                i32::MAX
+            ));
         }
         Ok(HistogramGen {
             block_size,
@@ -483,9 +508,9 @@ impl HistogramGen {
         })
     }
 
-    /// The next value.
+    /// The next value: YCSB's `nextInt(area)` draw, walked down the buckets.
     pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
-        let mut number = rng.random_range(0..self.area);
+        let mut number = next_int_bounded(rng, self.area as i32) as i64;
         let mut i = 0;
         while i + 1 < self.buckets.len() {
             number -= self.buckets[i];

@@ -17,6 +17,7 @@
  *   zeta ST N THETA INIT       ZipfianGenerator.zetastatic
  *   gen SEED N KIND ARGS       N draws of one generator after seeding
  *   ops SEED N ARGS            N doTransaction calls with a capturing DB: one line per DB call
+ *                              (an insert's or update's values as "field:length", sorted)
  *   order KIND KEYS            Java's iteration order of a hash container filled in that order
  *   report                     stdin script: measurements, summaries, status lines, exports
  *   pfiles                     stdin: one properties file path a line; each read by YCSB's own
@@ -278,7 +279,13 @@ public final class YcsbOracle {
 
     String values(Map<String, ByteIterator> v) {
       if (!printValues) {
-        return String.join(",", new TreeSet<>(v.keySet()));
+        // Each value's length as the binding sees it (bytesLeft of an unread iterator).
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, ByteIterator> e : new TreeMap<>(v).entrySet()) {
+          sb.append(sb.length() == 0 ? "" : ",").append(e.getKey()).append(':')
+              .append(e.getValue().bytesLeft());
+        }
+        return sb.toString();
       }
       StringBuilder sb = new StringBuilder();
       for (Map.Entry<String, ByteIterator> e : new TreeMap<>(v).entrySet()) {
