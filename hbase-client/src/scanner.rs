@@ -133,9 +133,12 @@ impl<R: ScanRow> Rows<R> {
             scan.scan_metrics
                 .then(|| Arc::new(Mutex::new(ScanMetrics::default()))),
         );
+        // As Java's client picks its ScanResultCache: allow_partial_results first, even with a
+        // batch (the server still cuts pieces at the batch size, and at the result size too;
+        // they are not joined back into results of `batch` cells).
         let assembly = match (scan.batch, scan.allow_partial_results) {
-            (Some(cells), _) => Assembly::Batch(cells as usize),
-            (None, true) => Assembly::Pieces,
+            (_, true) => Assembly::Pieces,
+            (Some(cells), false) => Assembly::Batch(cells as usize),
             (None, false) => Assembly::Whole,
         };
         let scanner = Scanner {

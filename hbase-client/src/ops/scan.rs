@@ -196,7 +196,9 @@ impl Scan {
     /// At most `cells` cells per result (Java's `setBatch`): a wider row comes as several
     /// results, in order, each but the last of a row with
     /// [`RowResult::may_have_more_cells`](crate::RowResult::may_have_more_cells) set. A
-    /// [`limit`](Scan::limit) still counts whole rows.
+    /// [`limit`](Scan::limit) still counts whole rows. With
+    /// [`allow_partial_results`](Scan::allow_partial_results) too, results are the server's
+    /// pieces: at most `cells` cells, but fewer where the result size cut the row (as Java's).
     pub fn batch(mut self, cells: u32) -> Scan {
         self.batch = Some(cells.max(1));
         self
