@@ -8,8 +8,11 @@
 //! The Java client (hbase-shaded-client, through our own program `tests/java/interop/Interop.java`)
 //! replays the writes on one table, we replay them on another; then both clients run the same
 //! gets and scans (versions, ranges, both directions, time ranges, column selections, page
-//! sizes, every filter) on both tables and write canonical dumps (every cell's row, family,
-//! qualifier, timestamp, type and value, in the order received). The test asserts:
+//! sizes, every filter; batches, partial results and their combination, raw scans that show
+//! every kind of delete marker, read types, TIMELINE consistency, uncached blocks) on both
+//! tables and write canonical dumps (every result's row, marked ` more` when it is a piece of a
+//! row, as Java's `Result.mayHaveMoreCellsInRow()` says; every cell's family, qualifier,
+//! timestamp, type and value, in the order received). The test asserts:
 //! - on the table Java wrote, our dump equals Java's, byte for byte (we read what Java reads);
 //! - on the table we wrote, Java's dump equals ours (Java reads what we read);
 //! - Java's dumps of the two tables are equal, up to the server-assigned timestamps (we wrote
@@ -26,8 +29,8 @@ use bytes::Bytes;
 use hbase_client::admin::ProcedureState;
 use hbase_client::{
     Action, Append, CellRef, CellType, CheckAndMutate, Client, ColumnFamily, Comparator, CompareOp,
-    Delete, Filter, Get, Increment, Mutation, MutatorConfig, Put, RawRow, Scan, Table,
-    TableDescriptor, TableName,
+    Consistency, Delete, Filter, Get, Increment, Mutation, MutatorConfig, Put, RawRow, ReadType,
+    Scan, Table, TableDescriptor, TableName,
 };
 use md5::{Digest, Md5};
 
@@ -334,6 +337,18 @@ enum Opt {
     MaxSize(u64),
     TimeRange(u64, u64),
     Where(Filter),
+    /// Scans only: at most N cells per result (Java's `setBatch`).
+    Batch(u32),
+    /// Scans only: rows in the pieces the server sends (`setAllowPartialResults`).
+    AllowPartial,
+    /// Scans only: delete markers and deleted cells too (`setRaw`).
+    Raw,
+    /// Scans only: `setReadType` (stream or pread).
+    Read(ReadType),
+    /// Scans only: `setConsistency(TIMELINE)`.
+    Timeline,
+    /// Scans only: `setCacheBlocks(false)`.
+    NoCacheBlocks,
 }
 
 /// A get (of `row`) or a scan, with its options.
@@ -414,6 +429,16 @@ impl Query {
                 Opt::MaxSize(n) => format!("maxsize={n}"),
                 Opt::TimeRange(a, b) => format!("timerange={a}:{b}"),
                 Opt::Where(f) => format!("filter={}", filter_expr(f)),
+                Opt::Batch(n) => format!("batch={n}"),
+                Opt::AllowPartial => "allowpartial".into(),
+                Opt::Raw => "raw".into(),
+                Opt::Read(t) => match t {
+                    ReadType::Stream => "readtype=stream".into(),
+                    ReadType::Pread => "readtype=pread".into(),
+                    _ => "readtype=default".into(),
+                },
+                Opt::Timeline => "timeline".into(),
+                Opt::NoCacheBlocks => "nocacheblocks".into(),
             });
         }
         s
@@ -475,6 +500,12 @@ impl Query {
                         Opt::MaxSize(n) => s.max_result_size(*n),
                         Opt::TimeRange(a, b) => s.time_range(*a, *b),
                         Opt::Where(f) => s.filter(f.clone()),
+                        Opt::Batch(n) => s.batch(*n),
+                        Opt::AllowPartial => s.allow_partial_results(true),
+                        Opt::Raw => s.raw(true),
+                        Opt::Read(t) => s.read_type(*t),
+                        Opt::Timeline => s.consistency(Consistency::Timeline),
+                        Opt::NoCacheBlocks => s.cache_blocks(false),
                     };
                 }
                 // As for a get: the raw rows' cells are dumped, and `scan` must return the
@@ -491,7 +522,10 @@ impl Query {
             }
         };
         for r in rows {
-            out.push(format!("row {}", x(r.row())));
+            // A piece of a row (batch, allowpartial) is marked as Interop.java marks a Result
+            // whose mayHaveMoreCellsInRow() is true.
+            let more = if r.may_have_more_cells() { " more" } else { "" };
+            out.push(format!("row {}{more}", x(r.row())));
             for c in r.cells() {
                 out.push(cell_line(c));
             }
@@ -652,6 +686,40 @@ fn writes() -> Vec<Op> {
     ops.push(Op::DeleteFamily(del.clone(), b(F2), Some(100)));
     ops.push(put(&del, None, &[(F2, b"c", Some(50), lit("old"))]));
     ops.push(Op::DeleteColumns(del.clone(), b(F1), b("d"), None));
+    // Wide rows, for batches and pieces of rows: more cells than a batch, in three families,
+    // several versions, a row of exactly two batches of 3; and deletes of each kind in them,
+    // for raw scans.
+    let wide = |i: u8| b(format!("wide-{i}"));
+    let mut cells = Vec::new();
+    let quals: Vec<Vec<u8>> = (0..12).map(|i| format!("q{i:02}").into_bytes()).collect();
+    for (i, q) in quals.iter().enumerate() {
+        cells.push((F1, &q[..], Some(200), Val::Fill(40 + i * 30, i as u64)));
+        if i < 4 {
+            cells.push((F1, &q[..], Some(100), lit(format!("old{i}"))));
+        }
+    }
+    for (q, ts) in [(&b"a"[..], 100), (b"b", 100), (b"c", 200)] {
+        cells.push((F2, q, Some(ts), lit(format!("f2{}", q[0] as char))));
+    }
+    cells.push((C, b"x", Some(100), lit("cx")));
+    cells.push((C, b"y", Some(100), lit("cy")));
+    ops.push(put(wide(1), None, &cells));
+    ops.push(Op::DeleteColumn(wide(1), b(F1), b("q01"), Some(200)));
+    ops.push(Op::DeleteColumn(wide(1), b(F1), b("q03"), None));
+    ops.push(Op::DeleteColumns(wide(1), b(F1), b("q02"), None));
+    ops.push(Op::DeleteFamilyVersion(wide(1), b(F2), 100));
+    ops.push(Op::DeleteFamily(wide(1), b(C), Some(100)));
+    let six: Vec<CellSpec> = quals[..6]
+        .iter()
+        .map(|q| (F1, &q[..], Some(300), lit(q)))
+        .collect();
+    ops.push(put(wide(2), None, &six));
+    let mut seven: Vec<CellSpec> = quals[..7]
+        .iter()
+        .map(|q| (F1, &q[..], Some(300), Val::Fill(1000, 7)))
+        .collect();
+    seven.push((F2, b"z", Some(300), lit("z")));
+    ops.push(put(wide(3), None, &seven));
     // Whole rows: up to a timestamp, and at the server's time (an older put stays hidden).
     ops.push(put(
         "row-gone-ts",
@@ -898,6 +966,55 @@ fn queries() -> Vec<Query> {
             Filter::Row(CompareOp::Equal, bin(&[0xff])),
             Filter::Qualifier(CompareOp::Equal, bin(b"5m")),
         ]))]),
+        // Batches, pieces of rows, raw scans, and the options that change no result.
+        scan(vec![Batch(3), Versions(10)]),
+        scan(vec![Batch(3)]),
+        scan(vec![Batch(3), Reversed, Versions(2)]),
+        scan(vec![Batch(3), Limit(3), Start(b("wide-"))]),
+        scan(vec![Batch(5), Caching(1), MaxSize(1), Versions(10)]),
+        scan(vec![
+            Batch(4),
+            Family(b(F1)),
+            Where(Filter::ColumnPrefix(b("q0"))),
+        ]),
+        scan(vec![
+            Batch(2),
+            Column(b(F1), b("q00")),
+            Column(b(F2), b("c")),
+            Versions(10),
+        ]),
+        scan(vec![AllowPartial, MaxSize(1), Caching(2), Versions(10)]),
+        scan(vec![AllowPartial, MaxSize(1), Limit(3), Start(b("wide-"))]),
+        scan(vec![AllowPartial, MaxSize(100_000)]),
+        scan(vec![AllowPartial, MaxSize(300), Reversed]),
+        scan(vec![AllowPartial, Batch(4), MaxSize(300), Versions(10)]),
+        scan(vec![AllowPartial, Batch(4)]),
+        scan(vec![Raw]),
+        scan(vec![Raw, Versions(10)]),
+        scan(vec![
+            Raw,
+            Versions(10),
+            Reversed,
+            Start(b("wide-9")),
+            Stop(b("row-")),
+        ]),
+        scan(vec![
+            Raw,
+            Versions(10),
+            Batch(3),
+            Start(b("row-del")),
+            Stop(b("wide-9")),
+        ]),
+        scan(vec![Raw, Versions(10), TimeRange(100, 201), Family(b(F1))]),
+        scan(vec![
+            Raw,
+            Versions(2),
+            Where(Filter::Qualifier(CompareOp::Equal, bin(b"q02"))),
+        ]),
+        scan(vec![Read(ReadType::Stream), Versions(10)]),
+        scan(vec![Read(ReadType::Pread), Caching(2)]),
+        scan(vec![Timeline, Start(b("row-")), Stop(b("wide-9"))]),
+        scan(vec![NoCacheBlocks, Versions(3)]),
         get(b"row-missing", vec![]),
         get(b"row-big", vec![Column(b(F1), b("5m"))]),
         get(
@@ -1172,7 +1289,34 @@ async fn interop() {
     ] {
         assert!(all.contains(&needle), "{needle:?} is not in Java's dump");
     }
-    assert!(!all.contains(" Delete"), "a read returned a delete marker");
+    // Delete markers only in raw scans, and each kind of marker in those.
+    let (mut raw, mut cooked) = (String::new(), String::new());
+    let mut in_raw = false;
+    for l in &java_on_java {
+        if let Some(q) = l.strip_prefix("# ") {
+            in_raw = q.split(' ').any(|t| t == "raw");
+        }
+        let to = if in_raw { &mut raw } else { &mut cooked };
+        to.push_str(l);
+        to.push('\n');
+    }
+    assert!(
+        !cooked.contains(" Delete"),
+        "a read returned a delete marker"
+    );
+    for kind in [
+        "Delete",
+        "DeleteColumn",
+        "DeleteFamily",
+        "DeleteFamilyVersion",
+    ] {
+        assert!(
+            raw.contains(&format!(" {kind} ")),
+            "no {kind} marker in a raw scan"
+        );
+    }
+    // Rows in pieces: batches and allowpartial cut rows, and the pieces are marked.
+    assert!(all.contains(" more\n"), "no scan returned a piece of a row");
     assert!(
         cells(&java_on_java) > 300,
         "only {} cells",

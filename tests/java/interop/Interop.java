@@ -31,6 +31,9 @@
 //   dump FILE                           the queries up to `end`, results to FILE:
 //     scan [start=B] [stop=B] [stopinclusive] [reversed] [versions=N] [family=B]
 //          [column=B:B] [limit=N] [caching=N] [maxsize=N] [timerange=A:B] [filter=F]
+//          [batch=N] [allowpartial] [raw] [readtype=stream|pread] [timeline] [nocacheblocks]
+//       (setBatch, setAllowPartialResults(true), setRaw(true), setReadType, setConsistency
+//       (TIMELINE), setCacheBlocks(false))
 //     get ROW [versions=N] [family=B] [column=B:B] [timerange=A:B] [filter=F]
 //   filters F: prefix(B) page(N) keyonly(true|false) firstkeyonly() colprefix(B)
 //     colrange(B|-,true|false,B|-,true|false) row(OP,C) qualifier(OP,C) value(OP,C)
@@ -38,7 +41,8 @@
 //     comparators C: binary:B binaryprefix:B substring:B regex:B (strings as UTF-8 bytes)
 //     OP: LESS LESS_OR_EQUAL EQUAL NOT_EQUAL GREATER_OR_EQUAL GREATER
 //
-// Dump lines: "# <query line>", then per row "row <bytes>" and per cell
+// Dump lines: "# <query line>", then per Result "row <bytes>" (followed by " more" when
+// Result.mayHaveMoreCellsInRow(): a piece of a row, from batch or allowpartial) and per cell
 // " cell <family> <qualifier> <timestamp> <type> <value>", or "none" for a get without a row.
 // A value of up to 48 bytes is written as bytes, a longer one as len=<n>,md5=<hex>.
 
@@ -62,6 +66,7 @@ import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.BufferedMutator;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
 import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.Consistency;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
@@ -359,6 +364,12 @@ public class Interop {
           break;
         }
         case "filter": s.setFilter(new FilterParser(kv[1]).filter()); break;
+        case "batch": s.setBatch(Integer.parseInt(kv[1])); break;
+        case "allowpartial": s.setAllowPartialResults(true); break;
+        case "raw": s.setRaw(true); break;
+        case "readtype": s.setReadType(Scan.ReadType.valueOf(kv[1].toUpperCase())); break;
+        case "timeline": s.setConsistency(Consistency.TIMELINE); break;
+        case "nocacheblocks": s.setCacheBlocks(false); break;
         default: throw new IllegalArgumentException("unknown scan option " + t[i]);
       }
     }
@@ -373,7 +384,7 @@ public class Interop {
   }
 
   private static void dumpRow(Result r, List<String> out) {
-    out.add("row " + hex(r.getRow()));
+    out.add("row " + hex(r.getRow()) + (r.mayHaveMoreCellsInRow() ? " more" : ""));
     for (Cell c : r.rawCells()) {
       out.add(" cell " + hex(CellUtil.cloneFamily(c)) + " " + hex(CellUtil.cloneQualifier(c)) + " "
           + c.getTimestamp() + " " + c.getType() + " " + repr(CellUtil.cloneValue(c)));
