@@ -483,6 +483,19 @@ fn compare_operations(n: usize, args: &[&str]) -> usize {
     java.lines().count()
 }
 
+/// [`compare_operations`] of `n` transactions of `workloads/workload<w>` over 5000 records,
+/// with these `-p` properties.
+fn compare_variant(n: usize, w: &str, props: &[&str]) -> usize {
+    let file = format!("workloads/workload{w}");
+    let count = format!("operationcount={n}");
+    let mut args = vec!["-P", &file, "-p", "recordcount=5000", "-p", &count];
+    for p in props {
+        args.push("-p");
+        args.push(p);
+    }
+    compare_operations(n, &args)
+}
+
 #[test]
 fn operation_streams_of_the_core_workloads() {
     let mut calls = 0;
@@ -512,19 +525,21 @@ fn operation_streams_of_the_core_workloads() {
         ],
         vec!["insertorder=ordered", "zeropadding=10", "insertstart=500"],
     ] {
-        let mut args = vec![
-            "-P",
-            "workloads/workloada",
-            "-p",
-            "recordcount=5000",
-            "-p",
-            "operationcount=2000",
-        ];
-        for e in &extra {
-            args.push("-p");
-            args.push(e);
-        }
-        calls += compare_operations(2000, &args);
+        calls += compare_variant(2000, "a", &extra);
+    }
+    // Read-modify-write under dataintegrity: a read reads the field list, but YCSB's
+    // read-modify-write reads all fields (no list) unless readallfields=false.
+    for extra in [
+        vec!["dataintegrity=true"],
+        vec!["dataintegrity=true", "readallfields=false"],
+        vec!["dataintegrity=true", "writeallfields=true"],
+        vec![
+            "dataintegrity=true",
+            "readallfields=false",
+            "writeallfields=true",
+        ],
+    ] {
+        calls += compare_variant(2000, "f", &extra);
     }
     eprintln!("operation streams: {calls} database calls compared with YCSB's");
 }
@@ -610,22 +625,9 @@ fn value_lengths_of_every_field_length_distribution() {
             ("d", "insertproportion=0.3"),
             ("f", "readallfields=false"),
         ] {
-            let file = format!("workloads/workload{workload}");
-            let mut args = vec![
-                "-P",
-                file.as_str(),
-                "-p",
-                "recordcount=5000",
-                "-p",
-                "operationcount=1500",
-                "-p",
-                mix,
-            ];
-            for e in extra {
-                args.push("-p");
-                args.push(e);
-            }
-            calls += compare_operations(1500, &args);
+            let mut props = vec![mix];
+            props.extend(extra.iter().map(String::as_str));
+            calls += compare_variant(1500, workload, &props);
         }
     }
     eprintln!(

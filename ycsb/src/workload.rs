@@ -742,7 +742,8 @@ impl CoreWorkload {
         let keynum = self.next_keynum(st);
         let key = self.take_key(st, keynum);
         // Unlike a read, YCSB's read-modify-write reads all fields by family (no field list)
-        // even with dataintegrity.
+        // even with dataintegrity (workloadf with dataintegrity in the conformance suite's
+        // operation_streams_of_the_core_workloads).
         let fields = if !self.read_all_fields {
             let f = &self.field_names[self.field_chooser.next(&mut st.rng) as usize];
             Some(vec![f.clone()])
