@@ -102,9 +102,18 @@ fn fnv_hashes_and_keys() {
 
     let mut script = String::new();
     let mut ours = String::new();
-    for pad in [0usize, 1, 5, 19, 25] {
+    // Negative key numbers too (Long.toString's sign counts in the padding), and both ends of
+    // the long range, with hashed keys (fnvhash64's Math.abs leaves i64::MIN negative) and
+    // ordered ones.
+    let mut keynums = vec![0i64, 1, 7, 42, 12345, 1_000_000, i32::MAX as i64];
+    for edge in [-42i64, -1, i64::MIN, i64::MAX, i32::MIN as i64] {
+        keynums.extend((-2..=2).map(|d| edge.saturating_add(d)));
+    }
+    keynums.sort();
+    keynums.dedup();
+    for pad in [0usize, 1, 2, 3, 5, 19, 20, 21, 25] {
         for order in ["hashed", "ordered"] {
-            for k in [0i64, 1, 7, 42, 12345, 1_000_000, i32::MAX as i64] {
+            for &k in &keynums {
                 script.push_str(&format!("{pad} {order} {k}\n"));
                 ours.push_str(&build_key_name(k, pad, order == "ordered"));
                 ours.push('\n');

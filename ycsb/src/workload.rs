@@ -826,7 +826,9 @@ mod tests {
             "user0000006284781860667377211"
         );
         // Long.toString of a negative number keeps its sign after the padding, as Java's
-        // `prekey + value` does.
+        // `prekey + value` does (compared with CoreWorkload.buildKeyName itself, negative
+        // and extreme key numbers, hashed and ordered, by the conformance suite's
+        // fnv_hashes_and_keys).
         assert_eq!(build_key_name(-42, 6, true), "user000-42");
         assert_eq!(
             build_key_name(i64::MIN, 1, true),
