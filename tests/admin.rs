@@ -810,19 +810,7 @@ fn split_keys_are_the_java_clients() {
         .map(|(s, e, n)| format!("{} {} {n}", hex(s), hex(e)))
         .collect();
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-    let repo = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new(format!("{repo}/tests/java/interop/run"))
-        .args(["--program", "SplitKeys.java"])
-        .arg(&file)
-        .output()
-        .expect("run the Java side (JDK 17 and Maven are needed)");
-    assert!(
-        out.status.success(),
-        "the Java side failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let java: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
+    let java: Vec<String> = hbase_it::run_java_program("SplitKeys.java", &[&file])
         .lines()
         .map(|l| match l.split_once(' ') {
             Some(("error", _)) => "error".to_string(),

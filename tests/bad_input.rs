@@ -663,3 +663,107 @@ fn ycsb_bad_command_lines_fail_with_the_property_named() {
         assert!(out.stdout.is_empty(), "{line}: a report on stdout");
     }
 }
+
+/// The client-side KeyValue size limit is the Java client's: each case is a put (row, family
+/// and qualifier sizes, one value size per cell) and a value of `hbase.client.keyvalue.maxsize`
+/// (unset, 100, 0, -1). `tests/java/interop/Defaults.java` checks it with the Java client's own
+/// `ConnectionUtils.validatePut`, against the limit the Java client reads from that
+/// configuration; ours with the check every write path makes before sending
+/// (`hbase_client::client_oracle::validate_mutation`), against the limit `HbaseSite` reads.
+/// No HBase needed. The size is each cell's own KeyValue (row, family, qualifier, value, and
+/// 20 bytes of lengths, timestamp and type), never the put's sum, and a cell of exactly the
+/// limit passes.
+#[test]
+fn keyvalue_size_limit_is_the_java_clients() {
+    use hbase_client::{client_oracle, HbaseSite, Mutation};
+    const L: usize = 10 * 1024 * 1024;
+    // (hbase.client.keyvalue.maxsize, row, family, qualifier, values)
+    let mut cases: Vec<(&str, usize, usize, usize, Vec<usize>)> = Vec::new();
+    // One cell at the default limit - 1, the limit and the limit + 1 (a 3-byte row, 2-byte
+    // family, 1-byte qualifier: 26 bytes besides the value).
+    for v in [L - 27, L - 26, L - 25] {
+        cases.push(("default", 3, 2, 1, vec![v]));
+    }
+    // Several cells: each at most the limit passes, though together they are twice it; one
+    // over fails the put, wherever it is.
+    cases.push(("default", 3, 2, 1, vec![L - 26, L - 26]));
+    cases.push(("default", 3, 2, 1, vec![10, L - 25]));
+    cases.push(("default", 3, 2, 1, vec![L - 25, 10, 20]));
+    // What counts: a byte more of row, family, qualifier or value crosses a limit of 100.
+    for (row, family, qualifier, value) in [
+        (50, 10, 20, 0),
+        (51, 10, 20, 0),
+        (50, 11, 20, 0),
+        (50, 10, 21, 0),
+        (50, 10, 20, 1),
+        (3, 2, 0, 75),
+        (3, 2, 0, 76),
+        (3, 2, 1, 73),
+        (3, 2, 1, 74),
+        (3, 2, 1, 75),
+    ] {
+        cases.push(("100", row, family, qualifier, vec![value]));
+    }
+    cases.push(("100", 3, 2, 1, vec![74, 74, 74]));
+    cases.push(("100", 3, 2, 1, vec![74, 75]));
+    // No limit at all when it is 0 or less.
+    for max in ["0", "-1"] {
+        cases.push((max, 3, 2, 1, vec![L + 1]));
+        cases.push((max, 3, 2, 1, vec![10, 2 * L]));
+    }
+    let specs: Vec<String> = cases
+        .iter()
+        .map(|(max, r, f, q, values)| {
+            let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            format!("{max}:{r}:{f}:{q}:{}", values.join(","))
+        })
+        .collect();
+    let mut args = vec!["keyvalue".to_string()];
+    args.extend(specs.iter().cloned());
+    let java = hbase_it::run_java_program("Defaults.java", &args);
+    assert_eq!(java.lines().count(), cases.len(), "Java's output:\n{java}");
+    let mut differences = Vec::new();
+    for ((spec, (max, row, family, qualifier, values)), j) in
+        specs.iter().zip(&cases).zip(java.lines())
+    {
+        let mut site = HbaseSite::default();
+        if *max != "default" {
+            site.set("hbase.client.keyvalue.maxsize", *max);
+        }
+        let limit = site
+            .to_builder()
+            .unwrap()
+            .build()
+            .unwrap()
+            .keyvalue_max_size();
+        let mut put = Put::new(vec![b'r'; *row]);
+        for (i, v) in values.iter().enumerate() {
+            let mut q = vec![b'q'; *qualifier];
+            if let Some(last) = q.last_mut() {
+                *last = b'a' + i as u8;
+            }
+            put = put.add(vec![b'f'; *family], q, vec![b'v'; *v]);
+        }
+        let ours = match client_oracle::validate_mutation(&Mutation::Put(put), limit) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => {
+                assert!(
+                    e.to_string().contains("KeyValue size too large"),
+                    "{spec}: {e}"
+                );
+                "refused".to_string()
+            }
+        };
+        let java_verdict = j.split('\t').next().unwrap();
+        if java_verdict != ours {
+            differences.push(format!("{spec}: Java {j}; ours {ours} (limit {limit})"));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} puts checked differently from the Java client:\n{}",
+        differences.len(),
+        cases.len(),
+        differences.join("\n")
+    );
+}

@@ -450,6 +450,7 @@ async fn overload_backs_off_and_bounds_the_retry_storm() {
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.retries(4)
                 .pause(Duration::from_millis(100))
+                .pause_server_overloaded(Duration::from_millis(500))
                 .operation_timeout(Duration::from_secs(30))
         })
         .await;
@@ -460,7 +461,7 @@ async fn overload_backs_off_and_bounds_the_retry_storm() {
         table.get(Get::new("o1")).await.unwrap().unwrap();
         let server = server_of(&client, &name, "o1").await.address();
         let ctl = proxy.control(&server);
-        // pause 100 ms; overloaded pause = max(pause, 500 ms).
+        // pause 100 ms; overloaded pause 500 ms (by default it is the pause, as in Java).
         let overloaded_pause = Duration::from_millis(500);
 
         // (a) CallQueueTooBig on three Gets: the fourth attempt succeeds after the overloaded

@@ -172,3 +172,161 @@ fn property_names(xml: &str) -> Vec<String> {
     }
     names
 }
+
+/// Our defaults are the Java client's: `tests/java/interop/Defaults.java` prints what
+/// hbase-shaded-client resolves from a default `HBaseConfiguration.create()` (building the
+/// classes that read each setting, or making their constructors' lookups), and the same names
+/// are printed here from `ClientConfig::builder(..).build()` (its accessors; the values it has
+/// none for through `hbase_client::client_oracle`): every line must agree, but for the
+/// differences we keep, each expected here exactly and documented on its setting.
+#[test]
+fn client_defaults_are_the_java_clients() {
+    use hbase_client::client_oracle;
+    let java = hbase_it::run_java_program("Defaults.java", &["defaults"]);
+
+    let c = ClientConfig::builder("zk1:2181").build().unwrap();
+    let ms = |d: Duration| d.as_millis().to_string();
+    let join = |v: Vec<String>| v.join(",");
+    // The pause before each retry, as a multiple of the pause (the smallest of 1,000 draws, as
+    // Defaults.java takes Java's), and the jitter's range, in 0.1% of the pause.
+    let pause = |attempt: u32| client_oracle::backoff_pause(&c, attempt, false);
+    let mut attempts = 1;
+    let mut schedule = Vec::new();
+    let (mut lowest, mut highest) = (f64::MAX, 0f64);
+    while pause(attempts).is_some() {
+        let least = (0..1000).map(|_| pause(attempts).unwrap()).min().unwrap();
+        let multiple = least.as_nanos() / c.pause().as_nanos();
+        schedule.push(multiple.to_string());
+        let normal = c.pause().as_nanos() as f64 * multiple as f64;
+        for _ in 0..100_000 / c.retries() {
+            let jitter = (pause(attempts).unwrap().as_nanos() as f64 - normal) / normal;
+            lowest = lowest.min(jitter);
+            highest = highest.max(jitter);
+        }
+        attempts += 1;
+    }
+    let ours: Vec<(&str, String)> = vec![
+        ("hbase.client.retries.number", c.retries().to_string()),
+        ("attempts", attempts.to_string()),
+        ("hbase.client.pause", ms(c.pause())),
+        (
+            "hbase.client.pause.server.overloaded",
+            ms(c.pause_server_overloaded()),
+        ),
+        ("hbase.rpc.timeout", ms(c.rpc_timeout())),
+        ("hbase.client.operation.timeout", ms(c.operation_timeout())),
+        (
+            "hbase.client.write.buffer",
+            c.write_buffer_size().to_string(),
+        ),
+        (
+            "hbase.client.write.buffer.periodicflush.timeout.ms",
+            c.write_buffer_periodic_flush().map_or("0".into(), ms),
+        ),
+        (
+            "hbase.client.write.buffer.maxmutations",
+            c.write_buffer_max_mutations()
+                .map_or("-1".into(), |n| n.to_string()),
+        ),
+        (
+            "hbase.client.keyvalue.maxsize",
+            c.keyvalue_max_size().to_string(),
+        ),
+        (
+            "hbase.client.scanner.caching",
+            c.scanner_caching().to_string(),
+        ),
+        (
+            "hbase.client.scanner.max.result.size",
+            c.scanner_max_result_size().to_string(),
+        ),
+        (
+            "hbase.client.max.perrequest.heapsize",
+            c.max_request_size().to_string(),
+        ),
+        (
+            "hbase.client.max.perrequest.rows",
+            c.max_request_rows().to_string(),
+        ),
+        (
+            "hbase.client.max.perserver.tasks",
+            c.max_tasks_per_server().to_string(),
+        ),
+        (
+            "hbase.client.max.perregion.tasks",
+            c.max_tasks_per_region().to_string(),
+        ),
+        (
+            "hbase.client.meta.max.concurrent.locate.per.table",
+            client_oracle::meta_lookups_per_table().to_string(),
+        ),
+        (
+            "hbase.client.locate.prefetch.limit",
+            c.meta_prefetch().to_string(),
+        ),
+        (
+            "hbase.ipc.client.failed.servers.expiry",
+            ms(c.failed_server_expiry()),
+        ),
+        (
+            "hbase.ipc.client.socket.timeout.connect",
+            ms(c.connect_timeout()),
+        ),
+        ("zookeeper.session.timeout", ms(c.zk_session_timeout())),
+        (
+            "hbase.client.bootstrap.refresh_interval_secs",
+            client_oracle::bootstrap_refresh_interval()
+                .as_secs()
+                .to_string(),
+        ),
+        (
+            "RETRY_BACKOFF",
+            join(
+                hbase_client::RETRY_BACKOFF
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect(),
+            ),
+        ),
+        ("backoff.schedule", join(schedule)),
+        (
+            "backoff.jitter",
+            format!("{:.1}%..{:.1}%", lowest * 100.0, highest * 100.0),
+        ),
+    ];
+    // The differences we keep, documented on each setting (`ClientConfigBuilder`): a 2-minute
+    // operation timeout (Java's 20 minutes outlasts its own retries), 1,000 rows per scan RPC
+    // (Java leaves the cut to the 2 MiB result size), and a 30 s ZooKeeper session (ours only
+    // reads two znodes).
+    let kept = [
+        ("hbase.client.operation.timeout", "1200000", "120000"),
+        ("hbase.client.scanner.caching", "2147483647", "1000"),
+        ("zookeeper.session.timeout", "90000", "30000"),
+    ];
+    let java: Vec<(&str, &str)> = java
+        .lines()
+        .map(|l| l.split_once('\t').expect("NAME <tab> VALUE"))
+        .collect();
+    assert_eq!(
+        java.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        ours.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "the same settings, in the same order"
+    );
+    let mut differences = Vec::new();
+    for ((name, j), (_, o)) in java.iter().zip(&ours) {
+        let expected = kept.iter().find(|(n, _, _)| n == name);
+        let fine = match expected {
+            Some((_, kj, ko)) => j == kj && o == ko,
+            None => j == o,
+        };
+        if !fine {
+            differences.push(format!("{name}: Java {j}, ours {o}"));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} defaults differ from the Java client's:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}

@@ -19,6 +19,10 @@ mod address_map;
 pub mod admin;
 mod cell;
 mod client;
+/// Values and checks the public API does not show, for the oracle tests that run the Java
+/// client beside ours. Not part of the public API.
+#[doc(hidden)]
+pub mod client_oracle;
 mod error;
 mod multi;
 mod multi_request;

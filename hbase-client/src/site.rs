@@ -14,6 +14,7 @@
 //! | `hbase.client.operation.timeout` (ms) | [`ClientConfigBuilder::operation_timeout`] |
 //! | `hbase.client.retries.number` | [`ClientConfigBuilder::retries`] |
 //! | `hbase.client.pause` (ms) | [`ClientConfigBuilder::pause`] |
+//! | `hbase.client.pause.server.overloaded` (ms; else the deprecated `hbase.client.pause.cqtbe`) | [`ClientConfigBuilder::pause_server_overloaded`] |
 //! | `hbase.client.write.buffer` (bytes) | [`ClientConfigBuilder::write_buffer_size`] |
 //! | `hbase.client.write.buffer.periodicflush.timeout.ms` (ms; 0: off) | [`ClientConfigBuilder::write_buffer_periodic_flush`] |
 //! | `hbase.client.write.buffer.maxmutations` (≤ 0: no limit) | [`ClientConfigBuilder::write_buffer_max_mutations`] |
@@ -55,7 +56,7 @@ use crate::runtime::config::{ClientConfig, ClientConfigBuilder, Registry};
 use crate::security::{Kerberos, Protection, Tls};
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 32] = [
+pub const HONOURED_PROPERTIES: [&str; 34] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -63,6 +64,8 @@ pub const HONOURED_PROPERTIES: [&str; 32] = [
     "hbase.client.operation.timeout",
     "hbase.client.retries.number",
     "hbase.client.pause",
+    "hbase.client.pause.server.overloaded",
+    "hbase.client.pause.cqtbe",
     "hbase.client.write.buffer",
     "hbase.client.write.buffer.periodicflush.timeout.ms",
     "hbase.client.write.buffer.maxmutations",
@@ -400,6 +403,14 @@ impl HbaseSite {
         }
         if let Some(t) = self.millis("hbase.client.pause", true)? {
             b = b.pause(t);
+        }
+        // As Java's ConnectionConfiguration: the new name, else the one deprecated in 2.5.
+        let overloaded = match self.millis("hbase.client.pause.server.overloaded", true)? {
+            Some(t) => Some(t),
+            None => self.millis("hbase.client.pause.cqtbe", true)?,
+        };
+        if let Some(t) = overloaded {
+            b = b.pause_server_overloaded(t);
         }
         let positive = "a number above 0";
         if let Some(n) = self.number::<usize>("hbase.client.write.buffer", positive)? {
@@ -799,6 +810,27 @@ mod tests {
         assert_eq!(c.keyvalue_max_size(), usize::MAX);
         assert_eq!(c.cellblock_compression(), CellBlockCompression::Snappy);
         assert_eq!(c.bootstrap_servers(), ["m1:16000", "m2:16000"]);
+    }
+
+    /// As Java's ConnectionConfiguration: the pause itself when unset, the deprecated name
+    /// when the new one is unset, and never below the pause.
+    #[test]
+    fn pause_for_an_overloaded_server() {
+        let overloaded = |pairs: &[(&str, &str)]| {
+            let c = site(pairs).to_builder().unwrap().build().unwrap();
+            c.pause_server_overloaded().as_millis()
+        };
+        assert_eq!(overloaded(&[("hbase.client.pause", "250")]), 250);
+        assert_eq!(
+            overloaded(&[("hbase.client.pause.server.overloaded", "700")]),
+            700
+        );
+        assert_eq!(overloaded(&[("hbase.client.pause.cqtbe", "600")]), 600);
+        let below = [
+            ("hbase.client.pause", "300"),
+            ("hbase.client.pause.server.overloaded", "200"),
+        ];
+        assert_eq!(overloaded(&below), 300);
     }
 
     #[test]

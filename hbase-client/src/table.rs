@@ -103,12 +103,11 @@ impl TableBuilder {
         self
     }
 
-    /// Retries after the first attempt, with HBase's backoff from the client's pause.
+    /// Retries after the first attempt, with HBase's backoff from the client's pauses.
     pub fn retries(mut self, retries: u32) -> Self {
-        let pause = self.rt.config.pause;
         self.opts.policy = Arc::new(HBaseBackoff {
-            pause,
-            pause_overloaded: pause.max(Duration::from_millis(500)),
+            pause: self.rt.config.pause,
+            pause_overloaded: self.rt.config.pause_server_overloaded(),
             retries,
         });
         self

@@ -258,6 +258,21 @@ pub fn run_java_interop(spec: &std::path::Path) {
     );
 }
 
+/// Runs `program`, another program of `tests/java/interop/` (on hbase-shaded-client's
+/// classpath, no cluster), with `args`: its standard output; panics with its output unless it
+/// succeeded.
+pub fn run_java_program<S: AsRef<std::ffi::OsStr>>(program: &str, args: &[S]) -> String {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let what = format!("the Java side ({program})");
+    let out = std::process::Command::new(format!("{repo}/tests/java/interop/run"))
+        .args(["--program", program])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run it: {e} (JDK 17 and Maven are needed)"));
+    assert_succeeded(&what, &out);
+    String::from_utf8(out.stdout).expect("the Java side's output is UTF-8")
+}
+
 /// The IPv4 address of `host` (a target of the address map), by the system resolver.
 fn resolve_ipv4(host: &str) -> String {
     try_resolve_ipv4(host)

@@ -6,7 +6,9 @@ use super::Filter;
 
 /// Rows per scan RPC when neither the [`Scan`] nor the client config says
 /// ([`ClientConfigBuilder::scanner_caching`](crate::ClientConfigBuilder::scanner_caching)):
-/// 1000 (bounded by the result size).
+/// 1000 (bounded by the result size). The Java client's is `Integer.MAX_VALUE`, leaving the cut
+/// to the result size alone (a difference we keep; `client_defaults_are_the_java_clients` in
+/// tests/hbase_site.rs expects it).
 pub const DEFAULT_SCANNER_CACHING: u32 = 1000;
 /// Bytes per scan response when neither the [`Scan`] nor the client config says: 2 MiB, as
 /// HBase's.

@@ -69,7 +69,10 @@ pub fn check_cell_size(
     check_size(encoded_len(row, family, qualifier, value) - 4, max)
 }
 
-/// Checks a KeyValue's `size` (key, value and their two lengths) against `max`.
+/// Checks a KeyValue's `size` (key, value and their two lengths) against `max`: more than `max`
+/// is refused, exactly `max` passes, each cell on its own, as the Java client's
+/// `ConnectionUtils.validatePut` checks each cell's `getSerializedSize()`
+/// (`keyvalue_size_limit_is_the_java_clients` in tests/bad_input.rs runs it beside ours).
 pub(crate) fn check_size(size: usize, max: usize) -> Result<()> {
     if size > max {
         return Err(Error::InvalidInput(format!(

@@ -42,6 +42,7 @@ pub struct ClientConfig {
     pub(crate) zk_session_timeout: Duration,
     pub(crate) retries: u32,
     pub(crate) pause: Duration,
+    pub(crate) pause_server_overloaded: Option<Duration>,
     pub(crate) meta_prefetch: u32,
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
@@ -78,6 +79,7 @@ impl fmt::Debug for ClientConfig {
             .field("zk_session_timeout", &self.zk_session_timeout)
             .field("retries", &self.retries)
             .field("pause", &self.pause)
+            .field("pause_server_overloaded", &self.pause_server_overloaded())
             .field("meta_prefetch", &self.meta_prefetch)
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
@@ -125,6 +127,7 @@ impl ClientConfig {
                 zk_session_timeout: Duration::from_secs(30),
                 retries: 15,
                 pause: Duration::from_millis(100),
+                pause_server_overloaded: None,
                 meta_prefetch: 10,
                 address_mapper: None,
                 compression: CellBlockCompression::None,
@@ -207,6 +210,35 @@ impl ClientConfig {
     /// Base pause between retries.
     pub fn pause(&self) -> Duration {
         self.pause
+    }
+
+    /// Base pause between retries after a server said it is overloaded: the one configured, or
+    /// the [`pause`](Self::pause), and never less than it (as Java's
+    /// `hbase.client.pause.server.overloaded`).
+    pub fn pause_server_overloaded(&self) -> Duration {
+        self.pause_server_overloaded
+            .unwrap_or(self.pause)
+            .max(self.pause)
+    }
+
+    /// Limit on establishing one TCP connection.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The ZooKeeper session timeout.
+    pub fn zk_session_timeout(&self) -> Duration {
+        self.zk_session_timeout
+    }
+
+    /// Regions fetched per meta lookup.
+    pub fn meta_prefetch(&self) -> u32 {
+        self.meta_prefetch
+    }
+
+    /// How long callers fail at once after a failed connect to a server.
+    pub fn failed_server_expiry(&self) -> Duration {
+        self.failed_server_expiry
     }
 
     /// Default write buffer of a [`BufferedMutator`](crate::BufferedMutator)
@@ -307,7 +339,7 @@ impl ClientConfig {
             Some(p) => p.clone(),
             None => Arc::new(HBaseBackoff {
                 pause: self.pause,
-                pause_overloaded: self.pause.max(Duration::from_millis(500)),
+                pause_overloaded: self.pause_server_overloaded(),
                 retries: self.retries,
             }),
         }
@@ -367,13 +399,18 @@ impl ClientConfigBuilder {
         self
     }
 
-    /// Limit on one operation including all its retries. Default 120 s.
+    /// Limit on one operation including all its retries. Default 120 s, where the Java client's
+    /// `hbase.client.operation.timeout` is 1,200 s (a difference we keep: a caller learns of an
+    /// outage within two minutes; Java's 20 minutes outlasts its 15 retries' 128 s of pauses,
+    /// so there the retries end first). Set 20 minutes for Java's.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.config.operation_timeout = timeout;
         self
     }
 
-    /// ZooKeeper session timeout. Default 30 s.
+    /// ZooKeeper session timeout. Default 30 s, where the Java client's
+    /// `zookeeper.session.timeout` is 90 s (a difference we keep; the session only reads the
+    /// registry's znodes).
     pub fn zk_session_timeout(mut self, timeout: Duration) -> Self {
         self.config.zk_session_timeout = timeout;
         self
@@ -388,6 +425,17 @@ impl ClientConfigBuilder {
     /// Base pause between retries, scaled by HBase's backoff table. Default 100 ms.
     pub fn pause(mut self, pause: Duration) -> Self {
         self.config.pause = pause;
+        self
+    }
+
+    /// Base pause between retries after a server said it is overloaded (its call queue is full:
+    /// `CallQueueTooBigException`, `CallDroppedException`), scaled by the same backoff table.
+    /// Default: the [`pause`](Self::pause), as the Java client's
+    /// `hbase.client.pause.server.overloaded` (unset in `hbase-default.xml`); a value below the
+    /// pause counts as the pause, as there. Set it higher when a server's call queue keeps
+    /// filling up.
+    pub fn pause_server_overloaded(mut self, pause: Duration) -> Self {
+        self.config.pause_server_overloaded = Some(pause);
         self
     }
 
@@ -409,7 +457,8 @@ impl ClientConfigBuilder {
     ///
     /// A region server rejects calls beyond its call queue (`CallQueueTooBigException`, by
     /// default 10 × `hbase.regionserver.handler.count`), and the client must then back off
-    /// (500 ms): with thousands of concurrent tasks, queueing here keeps the server busy
+    /// ([`pause_server_overloaded`](Self::pause_server_overloaded)): with thousands of
+    /// concurrent tasks, queueing here keeps the server busy
     /// without rejections.
     pub fn max_in_flight_per_server(mut self, calls: usize) -> Self {
         self.config.max_in_flight_per_server = calls.max(1);
@@ -514,7 +563,10 @@ impl ClientConfigBuilder {
         self
     }
 
-    /// Rows per scan RPC for scans that set no caching. Default 1000.
+    /// Rows per scan RPC for scans that set no caching. Default 1000, where the Java client's
+    /// `hbase.client.scanner.caching` is `Integer.MAX_VALUE`, leaving the cut to the
+    /// [result size](Self::scanner_max_result_size) (a difference we keep: rows of under 2 KiB
+    /// take more RPCs here; set `i32::MAX as u32` for Java's).
     pub fn scanner_caching(mut self, rows: u32) -> Self {
         self.config.scanner_caching = rows.max(1);
         self

@@ -30,7 +30,7 @@ use crate::runtime::registry::ConnectionRegistry;
 /// Priority of calls to `hbase:meta`, so they jump user calls in the server's queues.
 pub(crate) const META_PRIORITY: u32 = 200;
 /// Meta lookups of one table running at once.
-const LOOKUPS_PER_TABLE: usize = 8;
+pub(crate) const LOOKUPS_PER_TABLE: usize = 8;
 /// HBase's largest row key (`HConstants.MAX_ROW_LENGTH`): a meta search key is a row of
 /// `hbase:meta`, and the server refuses longer ones.
 const MAX_ROW_LENGTH: usize = i16::MAX as usize;

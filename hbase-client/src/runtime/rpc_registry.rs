@@ -26,7 +26,7 @@ use crate::runtime::registry::{Answer, ConnectionRegistry};
 use std::sync::Arc;
 
 /// How often the bootstrap nodes are asked for again (as the Java client's default).
-const REFRESH_INTERVAL: Duration = Duration::from_secs(300);
+pub(crate) const REFRESH_INTERVAL: Duration = Duration::from_secs(300);
 
 /// How long an answer waits for the refresh of the bootstrap nodes that follows it. A refresh
 /// that takes longer is given up until the next [`REFRESH_INTERVAL`]; the list stays as it

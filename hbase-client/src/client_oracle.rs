@@ -1,0 +1,49 @@
+//! Values and checks the public API does not show, for the oracle tests that run the Java
+//! client beside ours (`client_defaults_are_the_java_clients` in tests/hbase_site.rs,
+//! `keyvalue_size_limit_is_the_java_clients` in tests/bad_input.rs). Not part of the public API.
+
+use std::time::Duration;
+
+use crate::error::{Error, RemoteException, Result};
+use crate::ops::Mutation;
+use crate::runtime::config::ClientConfig;
+
+/// Meta lookups of one table in flight at once (Java's
+/// `hbase.client.meta.max.concurrent.locate.per.table`).
+pub fn meta_lookups_per_table() -> usize {
+    crate::runtime::locator::LOOKUPS_PER_TABLE
+}
+
+/// How often the RPC registry asks for the bootstrap nodes again (Java's
+/// `hbase.client.bootstrap.refresh_interval_secs`).
+pub fn bootstrap_refresh_interval() -> Duration {
+    crate::runtime::rpc_registry::REFRESH_INTERVAL
+}
+
+/// The pause `config`'s default retry policy takes before attempt `attempt + 1` after a
+/// retried server exception (`NotServingRegionException`; with `overloaded`, a
+/// `CallQueueTooBigException` with the server's overloaded flag), or `None` when it gives up.
+pub fn backoff_pause(config: &ClientConfig, attempt: u32, overloaded: bool) -> Option<Duration> {
+    let class = if overloaded {
+        "org.apache.hadoop.hbase.CallQueueTooBigException"
+    } else {
+        "org.apache.hadoop.hbase.NotServingRegionException"
+    };
+    let error = Error::Remote {
+        server: "rs1.example:16020".into(),
+        exception: RemoteException {
+            class_name: class.into(),
+            message: String::new(),
+            moved_to: None,
+            do_not_retry: false,
+            server_overloaded: overloaded,
+        },
+    };
+    config.retry_policy().next_pause(attempt, &error)
+}
+
+/// The check every write path makes on a mutation before it is sent (`Table::put`,
+/// `Table::batch`, a buffered mutator), with `max_kv` as the client's `keyvalue_max_size`.
+pub fn validate_mutation(mutation: &Mutation, max_kv: usize) -> Result<()> {
+    mutation.validate(max_kv)
+}
