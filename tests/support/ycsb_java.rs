@@ -165,6 +165,22 @@ pub fn ycsb_oracle() -> &'static JavaTool {
     })
 }
 
+/// `site.ycsb:core:0.17.0` and `javax.xml.bind:jaxb-api` (`tests/java/ycsb/hdr/pom.xml`): the
+/// classpath on which YCSB 0.17.0's HdrHistogram (2.1.4) can write and read interval logs on
+/// Java 11+ (it base64-codes with `javax.xml.bind.DatatypeConverter`), with the harness
+/// (`hbasers.oracle.HdrLogs`).
+pub fn ycsb_hdr_logs() -> &'static JavaTool {
+    static TOOL: OnceLock<JavaTool> = OnceLock::new();
+    TOOL.get_or_init(|| {
+        prepare(
+            "hdr-logs",
+            &repo().join("tests/java/ycsb/hdr/pom.xml"),
+            &repo().join("tests/java/ycsb/src"),
+            oracle_flags(),
+        )
+    })
+}
+
 /// `site.ycsb:core:0.17.0` with `hbase-shaded-client` and the clean-room HBase binding of
 /// `benches/compare-java` (`hbasers.compare.JavaHBaseDB`).
 pub fn ycsb_hbase() -> &'static JavaTool {

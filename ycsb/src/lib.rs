@@ -12,6 +12,7 @@ pub mod cli;
 pub mod db;
 pub mod generator;
 pub mod hbase;
+pub mod hdr_log;
 pub mod java;
 pub mod measurements;
 pub mod merge;
@@ -738,10 +739,17 @@ async fn run_phase(
     }
     if file_output {
         for m in measurements.all() {
-            let Some(hdr) = m.hdr() else { continue };
-            let path = std::path::PathBuf::from(format!("{hdr_path}{}.hdr", m.name()));
-            measurements::write_hdr_log(&path, measurements.base_wall(), &hdr.logged_intervals())
-                .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+            let (Some(hdr), Some(name)) = (m.hdr(), m.hdr_name()) else {
+                continue;
+            };
+            let path = std::path::PathBuf::from(format!("{hdr_path}{name}.hdr"));
+            measurements::write_hdr_log(
+                &path,
+                name,
+                measurements.base_wall(),
+                &hdr.logged_intervals(),
+            )
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
         }
     }
     if let Some(dir) = &artifacts {

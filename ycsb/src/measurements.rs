@@ -702,28 +702,17 @@ fn json_object(l: &ReportLine) -> String {
     )
 }
 
-/// Writes `intervals` as an HdrHistogram interval log (V2, compressed).
+/// Writes `intervals` of measurement `name` as YCSB 0.17.0 writes its `<OP>.hdr`
+/// ([`crate::hdr_log`]).
 pub fn write_hdr_log(
     path: &std::path::Path,
+    name: &str,
     base: SystemTime,
     intervals: &[LoggedInterval],
 ) -> std::io::Result<()> {
-    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
-    use hdrhistogram::serialization::V2DeflateSerializer;
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut serializer = V2DeflateSerializer::new();
-    {
-        let mut writer = IntervalLogWriterBuilder::new()
-            .with_base_time(base)
-            .with_start_time(base)
-            .begin_log_with(&mut file, &mut serializer)?;
-        for i in intervals {
-            writer
-                .write_histogram(&i.histogram, i.start, i.duration, None)
-                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
-        }
-    }
     use std::io::Write;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    crate::hdr_log::write_log(&mut file, name, base, intervals)?;
     file.flush()
 }
 

@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use base64::Engine;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use crate::db::Status;
@@ -73,27 +72,38 @@ fn io(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io(format!("{}: {e}", path.display()))
 }
 
-/// Reads one interval log: its start time and its intervals at absolute times.
+/// A year of seconds: HdrHistogram's reader takes interval stamps more than this before the
+/// StartTime as offsets from it.
+const YEAR_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Reads one interval log: its start time and its intervals at absolute times. The stamps
+/// are offsets from BaseTime when the log has one (earlier `ycsb` versions wrote it); without
+/// one, as YCSB 0.17.0 (and we) write them, offsets from StartTime, by HdrHistogram's rule
+/// (stamps a year or more before StartTime are offsets, later ones absolute).
 pub fn read_hdr_log(path: &Path) -> Result<(f64, Vec<Interval>), Error> {
     let bytes = std::fs::read(path).map_err(|e| io(path, e))?;
     let mut start = None;
-    let mut base = 0.0;
+    let mut base = None;
     let mut raw = Vec::new();
     for entry in IntervalLogIterator::new(&bytes) {
         match entry.map_err(|e| io(path, format!("not an HdrHistogram interval log: {e:?}")))? {
             LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
-            LogEntry::BaseTime(t) => base = t.as_secs_f64(),
+            LogEntry::BaseTime(t) => base = Some(t.as_secs_f64()),
             LogEntry::Interval(h) => {
                 let encoded = base64::engine::general_purpose::STANDARD
                     .decode(h.encoded_histogram())
                     .map_err(|e| io(path, format!("bad histogram encoding: {e}")))?;
-                let histogram: Histogram<u64> = Deserializer::new()
-                    .deserialize(&mut encoded.as_slice())
-                    .map_err(|e| io(path, format!("bad histogram: {e:?}")))?;
+                let histogram = crate::hdr_log::decode(&encoded)
+                    .map_err(|e| io(path, format!("bad histogram: {e}")))?;
                 raw.push((h.start_timestamp(), h.duration(), histogram));
             }
         }
     }
+    let base = base.unwrap_or(match (start, raw.first()) {
+        (Some(s), Some((at, _, _))) if at.as_secs_f64() < s - YEAR_SECS => s,
+        (Some(s), None) => s,
+        _ => 0.0,
+    });
     let start = start.unwrap_or(base);
     let intervals = raw
         .into_iter()
@@ -107,6 +117,15 @@ pub fn read_hdr_log(path: &Path) -> Result<(f64, Vec<Interval>), Error> {
         })
         .collect();
     Ok((start, intervals))
+}
+
+/// The operation a measurement measures: `HdrREAD` (the HdrHistogram half of
+/// `hdrhistogram+histogram` and `hdrhistogram+raw`, its log `HdrREAD.hdr` as YCSB names it) is
+/// `READ`.
+fn operation_of(name: &str) -> &str {
+    name.strip_prefix("Hdr")
+        .filter(|op| !op.is_empty())
+        .unwrap_or(name)
 }
 
 /// Reads a run's artifacts directory.
@@ -143,6 +162,7 @@ pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
         if metric.starts_with("TOTAL_G") {
             continue;
         }
+        let metric = operation_of(metric);
         if !ops.iter().any(|o| o == metric) {
             ops.push(metric.to_string());
         }
@@ -167,7 +187,7 @@ pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
         if path.extension().is_some_and(|e| e == "hdr") {
             let op = path
                 .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
+                .map(|s| operation_of(&s.to_string_lossy()).to_string())
                 .unwrap_or_default();
             let (s, iv) = read_hdr_log(&path)?;
             start = Some(start.map_or(s, |x: f64| x.min(s)));

@@ -412,6 +412,17 @@ impl Series {
         }
     }
 
+    /// The name of the measurement that keeps the HdrHistogram, which names its interval log
+    /// as YCSB's does: `READ`, or `HdrREAD` beside `BucketREAD`/`RawREAD` with
+    /// `hdrhistogram+histogram`/`hdrhistogram+raw`.
+    pub fn hdr_name(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Hdr(_) => Some(&self.name),
+            Kind::Two(a, _) => a.hdr_name(),
+            _ => None,
+        }
+    }
+
     /// Records a latency in µs (YCSB's `int`).
     pub fn measure(&self, us: i32) {
         match &self.kind {

@@ -168,6 +168,27 @@ pub fn status_timestamp(now: SystemTime) -> String {
     )
 }
 
+/// `java.util.Date.toString()` in UTC, `EEE MMM dd HH:mm:ss zzz yyyy` (`Mon Dec 07 01:34:23 UTC
+/// 2026`), as HdrHistogram's log writer prints a StartTime.
+pub fn java_date_utc(t: SystemTime) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{} {} {d:02} {:02}:{:02}:{:02} UTC {y}",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[m as usize - 1],
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -185,6 +206,14 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn java_date_is_dates_to_string_in_utc() {
+        // The StartTime of a YCSB 0.17.0 log (JVM zone UTC).
+        let t = UNIX_EPOCH + std::time::Duration::from_millis(1_796_607_263_475);
+        assert_eq!(java_date_utc(t), "Mon Dec 07 01:34:23 UTC 2026");
+        assert_eq!(java_date_utc(UNIX_EPOCH), "Thu Jan 01 00:00:00 UTC 1970");
+    }
 
     #[test]
     fn fnv_matches_ycsb() {

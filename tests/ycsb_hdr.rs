@@ -1,0 +1,386 @@
+//! `hdrhistogram.fileoutput` interval logs (`<OP>.hdr`), proven against the real Java: YCSB
+//! 0.17.0 (`site.ycsb.Client`, `site.ycsb.BasicDB`) and our `ycsb` (`basic`) make the same run,
+//! each writing its logs; HdrHistogram 2.1.4's `HistogramLogReader` (the version YCSB ships,
+//! as HistogramLogProcessor reads logs) reads both (`hbasers.oracle.HdrLogs`), and so does ours
+//! (`ycsb::merge::read_hdr_log`, what `ycsb merge` and `ycsb plot` read). No HBase needed.
+//!
+//! The run is paced (`-target`) over about two seconds with `status.interval=1`, so each log
+//! holds several intervals. Timing is not deterministic; what is compared exactly is the
+//! structure (header lines, the line format, the interval count rule: one interval per status
+//! line that printed the operation, and one more when the report is exported) and the values
+//! each reader derives from the same file.
+
+use std::path::{Path, PathBuf};
+
+use hbase_it::ycsb_java::{repo, run_with_stdin, ycsb_hdr_logs};
+use ycsb::measurements::{java_mean, value_at_percentile};
+
+/// The workload both make: workload A on BasicDB, 3,000 operations at 1,500 a second.
+const RUN: [&str; 14] = [
+    "-P",
+    "workloads/workloada",
+    "-p",
+    "recordcount=100",
+    "-p",
+    "operationcount=3000",
+    "-p",
+    "basicdb.verbose=false",
+    "-p",
+    "status.interval=1",
+    "-target",
+    "1500",
+    "-threads",
+    "2",
+];
+
+/// One run's output: its directory of logs (and `report.txt`, its stdout), and its stderr.
+struct Run {
+    dir: PathBuf,
+    report: String,
+    status: String,
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ycsb-hdr-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn finish(dir: PathBuf, out: std::process::Output) -> Run {
+    let report = String::from_utf8(out.stdout).unwrap();
+    std::fs::write(dir.join("report.txt"), &report).unwrap();
+    Run {
+        dir,
+        report,
+        status: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `measurementtype=kind`, with its interval logs in `dir`.
+fn file_output(kind: &str, dir: &Path) -> [String; 6] {
+    [
+        "-p".into(),
+        format!("measurementtype={kind}"),
+        "-p".into(),
+        "hdrhistogram.fileoutput=true".into(),
+        "-p".into(),
+        format!("hdrhistogram.output.path={}/", dir.display()),
+    ]
+}
+
+fn java_run(kind: &str) -> Run {
+    let dir = scratch(&format!("java-{kind}"));
+    let out = run_with_stdin(
+        ycsb_hdr_logs()
+            .command(&[], "site.ycsb.Client")
+            .args(["-t", "-db", "site.ycsb.BasicDB", "-s"])
+            .args(RUN)
+            .args(file_output(kind, &dir)),
+        None,
+    );
+    finish(dir, out)
+}
+
+fn our_run(kind: &str) -> Run {
+    let dir = scratch(&format!("ours-{kind}"));
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"));
+    cmd.current_dir(repo())
+        .args(["run", "basic", "-s"])
+        .args(RUN)
+        .args(file_output(kind, &dir));
+    let out = run_with_stdin(&mut cmd, None);
+    finish(dir, out)
+}
+
+/// The `.hdr` files of a run, by operation name.
+fn logs(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hdr"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))
+        .collect();
+    out.sort();
+    out
+}
+
+/// What a reader understood of one log.
+#[derive(Debug, Clone, PartialEq)]
+struct Summary {
+    /// The StartTime header, in ms (0 when absent).
+    start_ms: i64,
+    /// Per interval: start and end (ms after the start time), then the statistics.
+    intervals: Vec<(i64, i64, String)>,
+    /// The intervals added up.
+    total: String,
+}
+
+/// `HdrLogs`'s statistics of a histogram (a macro: the test names no `hdrhistogram` type).
+macro_rules! stats {
+    ($h:expr) => {{
+        let h = $h;
+        let n = h.len();
+        format!(
+            "count={n} min={} max={} mean={:.3} p50={} p99={} p99.9={}",
+            if n == 0 { 0 } else { h.min() },
+            h.max(),
+            if n == 0 { 0.0 } else { java_mean(h) },
+            value_at_percentile(h, 50.0),
+            value_at_percentile(h, 99.0),
+            value_at_percentile(h, 99.9),
+        )
+    }};
+}
+
+/// HdrHistogram 2.1.4's `HistogramLogReader` on `files`: panics (with Java's exception) when
+/// it cannot read one.
+fn java_read(files: &[&Path]) -> Vec<Summary> {
+    let args: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ycsb_hdr_logs().run("hbasers.oracle.HdrLogs", &args, None);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut summaries = Vec::new();
+    for line in text.lines() {
+        let (kind, rest) = line.split_once(' ').unwrap();
+        match kind {
+            "file" => summaries.push(Summary {
+                start_ms: 0,
+                intervals: Vec::new(),
+                total: String::new(),
+            }),
+            "start_time" => {
+                summaries.last_mut().unwrap().start_ms =
+                    (rest.parse::<f64>().unwrap() * 1000.0).round() as i64
+            }
+            "interval" => {
+                let f: Vec<&str> = rest.splitn(4, ' ').collect();
+                let ms = |s: &str, key: &str| s.strip_prefix(key).unwrap().parse::<i64>().unwrap();
+                summaries.last_mut().unwrap().intervals.push((
+                    ms(f[1], "start_ms="),
+                    ms(f[2], "end_ms="),
+                    f[3].to_string(),
+                ));
+            }
+            "total" => {
+                let (_, stats) = rest.split_once(' ').unwrap();
+                summaries.last_mut().unwrap().total = stats.to_string();
+            }
+            _ => panic!("unexpected line from HdrLogs: {line}"),
+        }
+    }
+    assert_eq!(summaries.len(), files.len(), "{text}");
+    summaries
+}
+
+/// Our reader (`ycsb merge`'s) on one log, summarized as `HdrLogs` summarizes.
+fn our_read(file: &Path) -> Summary {
+    let (start, intervals) = ycsb::merge::read_hdr_log(file)
+        .unwrap_or_else(|e| panic!("our reader on {}: {e}", file.display()));
+    let start_ms = (start * 1000.0).round() as i64;
+    let mut total = None;
+    let intervals = intervals
+        .iter()
+        .map(|iv| {
+            ycsb::merge::add_into(&mut total, &iv.histogram).unwrap();
+            (
+                (iv.start * 1000.0) as i64 - start_ms,
+                (iv.end * 1000.0) as i64 - start_ms,
+                stats!(&iv.histogram),
+            )
+        })
+        .collect();
+    Summary {
+        start_ms,
+        intervals,
+        total: stats!(total.as_ref().expect("at least one interval")),
+    }
+}
+
+/// Java truncates each absolute stamp to whole milliseconds, from a double: one may land a
+/// millisecond below ours. Everything else is equal.
+fn assert_same_reading(what: &str, java: &Summary, ours: &Summary) {
+    let close = |a: i64, b: i64| (a - b).abs() <= 1;
+    assert!(
+        close(java.start_ms, ours.start_ms),
+        "{what}: {java:?}\n{ours:?}"
+    );
+    assert_eq!(java.intervals.len(), ours.intervals.len(), "{what}");
+    for (j, o) in java.intervals.iter().zip(&ours.intervals) {
+        assert!(close(j.0, o.0) && close(j.1, o.1), "{what}: {j:?} / {o:?}");
+        assert_eq!(j.2, o.2, "{what}");
+    }
+    assert_eq!(java.total, ours.total, "{what}");
+}
+
+/// The header lines of a log (those before the first interval), digits masked.
+fn header(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines()
+        .take_while(|l| l.starts_with('#') || l.starts_with('"'))
+        .map(|l| {
+            l.chars()
+                .map(|c| if c.is_ascii_digit() { '9' } else { c })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each interval line: `start,length,max,HIST...`, three decimals each, the max in seconds
+/// (HdrHistogram's writer divides the max by 1,000,000: YCSB records microseconds).
+fn interval_lines(file: &Path) -> Vec<(String, String, String, String)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines()
+        .skip_while(|l| l.starts_with('#') || l.starts_with('"'))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 4, "{}: {l}", file.display());
+            for n in &f[..3] {
+                let (int, frac) = n.split_once('.').unwrap_or_else(|| panic!("{l}"));
+                assert!(int.parse::<u64>().is_ok() && frac.len() == 3, "{l}");
+            }
+            (
+                f[0].to_string(),
+                f[1].to_string(),
+                f[2].to_string(),
+                f[3].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The status lines (stderr) that printed `op` (each prints it once; Java's line for a
+/// two-in-one type goes on over several lines, so it is found anywhere).
+fn status_lines_with(status: &str, op: &str) -> usize {
+    status.matches(&format!("[{op}: ")).count()
+}
+
+/// Checks one run's logs against its own report and status lines, and reads each with both
+/// readers; returns the summaries (Java's reading) by operation.
+fn check_run(who: &str, run: &Run, expected: &[&str]) -> Vec<(String, Summary)> {
+    let logs = logs(&run.dir);
+    let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, expected, "{who}");
+    let files: Vec<&Path> = logs.iter().map(|(_, p)| p.as_path()).collect();
+    let java = java_read(&files);
+    let mut out = Vec::new();
+    for ((op, file), java) in logs.iter().zip(java) {
+        let what = format!("{who} {op}.hdr");
+        // HdrHistogram 2.1.4 read it; ours reads the same.
+        assert_same_reading(&what, &java, &our_read(file));
+        // A StartTime header, and intervals after it.
+        assert!(java.start_ms > 1_500_000_000_000, "{what}: {java:?}");
+        let lines = interval_lines(file);
+        assert_eq!(lines.len(), java.intervals.len(), "{what}");
+        // One interval per status line that printed the operation, one at the report.
+        assert_eq!(
+            java.intervals.len(),
+            status_lines_with(&run.status, op) + 1,
+            "{what}\n{}",
+            run.status
+        );
+        // The intervals add up to the report's operations.
+        let count = |s: &str| -> u64 {
+            s.split(' ')
+                .find_map(|f| f.strip_prefix("count="))
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let sum: u64 = java.intervals.iter().map(|(_, _, s)| count(s)).sum();
+        assert_eq!(
+            sum,
+            hbase_it::ycsb_count(&run.report, op, "Operations"),
+            "{what}"
+        );
+        assert_eq!(count(&java.total), sum, "{what}");
+        // Interval_Max is the interval's max (µs) in seconds, as HdrHistogram's writer has it.
+        for ((_, _, max, _), (_, _, s)) in lines.iter().zip(&java.intervals) {
+            let us: u64 = s
+                .split(' ')
+                .find_map(|f| f.strip_prefix("max="))
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(max, &format!("{:.3}", us as f64 / 1e6), "{what}: {s}");
+        }
+        out.push((op.clone(), java));
+    }
+    out
+}
+
+/// The blocks of a report, without RunTime and throughput (timing).
+fn op_blocks(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .filter(|l| l.starts_with('[') && !l.starts_with("[OVERALL]"))
+        .filter(|l| !l.contains("GC"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs both with `measurementtype=kind` and checks their logs (named `names`), side by side;
+/// `ycsb merge` of each run alone must give its report's blocks, with `block` renamed (the
+/// HdrHistogram half of a two-in-one type, `HdrREAD`, merges as `READ`).
+fn compare(kind: &str, names: &[&str]) {
+    let java = java_run(kind);
+    let ours = our_run(kind);
+    let j = check_run("Java YCSB", &java, names);
+    let o = check_run("ours", &ours, names);
+    // The same header lines, word for word (digits masked), in every log. StartTime's date is
+    // in the JVM's zone in Java's and in UTC in ours (a deliberate difference, as for the
+    // status line); the harness runs Java in UTC, so they read alike. Each Java log's
+    // StartTime is when its operation was first measured, ours the run's start (digits only).
+    for ((op, jf), (_, of)) in logs(&java.dir).iter().zip(logs(&ours.dir).iter()) {
+        assert_eq!(header(jf), header(of), "{op}.hdr header");
+        // The encoding: HdrHistogram 2.1.4 writes (and reads only) its V1 compressed
+        // encoding, "HISTggAAA..." in base64 (cookie 0x1c849382).
+        for (_, _, _, payload) in interval_lines(jf).iter().chain(&interval_lines(of)) {
+            assert!(payload.starts_with("HISTggAAA"), "{op}: {payload}");
+        }
+    }
+    assert_eq!(
+        j.iter().map(|(op, _)| op).collect::<Vec<_>>(),
+        o.iter().map(|(op, _)| op).collect::<Vec<_>>()
+    );
+    // `ycsb merge` of each run alone gives the run's own operation blocks: Operations, the
+    // latencies (from the histograms, exactly as YCSB's report computes them) and the return
+    // codes, for Java YCSB's logs as for ours.
+    for run in [&java, &ours] {
+        let out = run_with_stdin(
+            std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"))
+                .arg("merge")
+                .arg(&run.dir),
+            None,
+        );
+        let merged = String::from_utf8(out.stdout).unwrap();
+        let expected: Vec<String> = op_blocks(&run.report)
+            .into_iter()
+            .filter(|l| !l.starts_with("[Bucket"))
+            .map(|l| l.replacen("[Hdr", "[", 1))
+            .collect();
+        assert_eq!(
+            op_blocks(&merged),
+            expected,
+            "merge of {}",
+            run.dir.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&java.dir);
+    let _ = std::fs::remove_dir_all(&ours.dir);
+}
+
+#[test]
+fn interval_logs_are_read_by_ycsbs_hdrhistogram_and_by_merge_as_java_ycsbs_are() {
+    compare("hdrhistogram", &["CLEANUP", "READ", "UPDATE"]);
+}
+
+/// With `hdrhistogram+histogram` YCSB's log is the HdrHistogram half's, `HdrREAD.hdr` (`#[Logging
+/// for: HdrREAD]`); ours was `READ.hdr` before.
+#[test]
+fn a_two_in_one_measurement_logs_under_its_hdr_name() {
+    compare(
+        "hdrhistogram+histogram",
+        &["HdrCLEANUP", "HdrREAD", "HdrUPDATE"],
+    );
+}

@@ -1,0 +1,286 @@
+//! HdrHistogram interval logs (`<OP>.hdr`, `hdrhistogram.fileoutput`) as YCSB 0.17.0 writes
+//! them with the HdrHistogram it ships (2.1.4), so that its tools (HistogramLogReader,
+//! HistogramLogProcessor, of that version or later) read ours, and `ycsb merge` reads its:
+//!
+//! ```text
+//! #[Logging for: READ]
+//! #[Histogram log format version 1.1]
+//! #[StartTime: 1796607263.475 (seconds since epoch), Mon Dec 07 01:34:23 UTC 2026]
+//! "StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"
+//! 0.043,0.050,0.000,HISTggAAADZ42pNpmdzI...
+//! ```
+//!
+//! Interval times are seconds after StartTime (no BaseTime line), Interval_Max is the
+//! interval's largest latency (µs) divided by 1,000,000, and each histogram is in
+//! HdrHistogram's V1 compressed encoding (cookie `0x1c849382`: 8-byte counts, zlib), the only
+//! one 2.1.4 decodes; the `hdrhistogram` crate writes and reads only the later V2 encoding,
+//! which 2.1.4 rejects ("The buffer does not contain a compressed Histogram"). Reading takes
+//! both (logs of earlier `ycsb` versions are V2). The date of StartTime is in UTC, as our
+//! status lines are (Java prints the JVM's zone); tools read only the number.
+
+use std::io::{Read, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+
+use crate::series::LoggedInterval;
+
+/// `compressedEncodingCookieBase` (V1) with the word size (8) in bits 4..8.
+const V1_COMPRESSED_COOKIE_BASE: u32 = 0x1c84_9302;
+/// `encodingCookieBase` (V1).
+const V1_COOKIE_BASE: u32 = 0x1c84_9301;
+/// The V1 header: cookie, payload length, normalizing index offset, significant digits (4
+/// bytes each), lowest discernible and highest trackable value (8 each), and the
+/// integer-to-double conversion ratio (a double).
+const V1_HEADER_LEN: usize = 40;
+const WORD: u32 = 8;
+
+/// HdrHistogram's bucket layout (the counts array's indexes), as `AbstractHistogram` computes
+/// it from the lowest discernible value and the significant digits.
+struct Layout {
+    unit_magnitude: u32,
+    sub_bucket_half_count_magnitude: u32,
+    sub_bucket_half_count: u64,
+    sub_bucket_mask: u64,
+}
+
+impl Layout {
+    fn new(lowest: u64, sigfig: u32) -> Result<Layout, String> {
+        if lowest < 1 || sigfig > 5 {
+            return Err(format!(
+                "lowest value {lowest}, {sigfig} significant digits: not a histogram"
+            ));
+        }
+        let unit_magnitude = 63 - lowest.leading_zeros();
+        let largest_single_unit = 2 * 10u64.pow(sigfig);
+        // ceil(log2(largest_single_unit))
+        let sub_bucket_count_magnitude = 64 - (largest_single_unit - 1).leading_zeros();
+        let sub_bucket_half_count_magnitude = sub_bucket_count_magnitude.max(1) - 1;
+        let sub_bucket_count = 1u64 << (sub_bucket_half_count_magnitude + 1);
+        if unit_magnitude + sub_bucket_half_count_magnitude > 61 {
+            return Err(format!("lowest value {lowest} is too large"));
+        }
+        Ok(Layout {
+            unit_magnitude,
+            sub_bucket_half_count_magnitude,
+            sub_bucket_half_count: sub_bucket_count / 2,
+            sub_bucket_mask: (sub_bucket_count - 1) << unit_magnitude,
+        })
+    }
+
+    /// `countsArrayIndex(value)`.
+    fn index_of(&self, value: u64) -> usize {
+        let base = 64 - self.unit_magnitude - self.sub_bucket_half_count_magnitude - 1;
+        let bucket = base - (value | self.sub_bucket_mask).leading_zeros();
+        let sub_bucket = value >> (bucket + self.unit_magnitude);
+        let bucket_base = ((bucket + 1) as u64) << self.sub_bucket_half_count_magnitude;
+        (bucket_base + sub_bucket - self.sub_bucket_half_count) as usize
+    }
+
+    /// `valueFromIndex(index)`.
+    fn value_at(&self, index: usize) -> u64 {
+        let index = index as u64;
+        let mut bucket = (index >> self.sub_bucket_half_count_magnitude) as i64 - 1;
+        let mut sub_bucket =
+            (index & (self.sub_bucket_half_count - 1)) + self.sub_bucket_half_count;
+        if bucket < 0 {
+            sub_bucket -= self.sub_bucket_half_count;
+            bucket = 0;
+        }
+        sub_bucket << (bucket as u32 + self.unit_magnitude)
+    }
+}
+
+/// `h` in HdrHistogram's V1 compressed encoding, as 2.1.4's `encodeIntoCompressedByteBuffer`
+/// lays it out: the counts up to the max's index, 8 bytes each, big-endian, zlib-compressed.
+pub fn encode_v1(h: &Histogram<u64>) -> Vec<u8> {
+    let layout = Layout::new(h.low(), h.sigfig() as u32).expect("a valid histogram");
+    let relevant = layout.index_of(h.max()) + 1;
+    let mut raw = Vec::with_capacity(V1_HEADER_LEN + relevant * WORD as usize);
+    raw.extend((V1_COOKIE_BASE | (WORD << 4)).to_be_bytes());
+    raw.extend((relevant as u32 * WORD).to_be_bytes());
+    raw.extend(0u32.to_be_bytes()); // normalizing index offset: never shifted
+    raw.extend((h.sigfig() as u32).to_be_bytes());
+    raw.extend(h.low().to_be_bytes());
+    // The decoder sizes its counts from this: it must reach the max.
+    raw.extend(h.high().max(h.max()).max(2 * h.low()).to_be_bytes());
+    raw.extend(1.0f64.to_be_bytes());
+    for i in 0..relevant {
+        raw.extend(h.count_at(layout.value_at(i)).to_be_bytes());
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&raw).expect("writes to memory");
+    let compressed = z.finish().expect("writes to memory");
+    let mut out = Vec::with_capacity(8 + compressed.len());
+    out.extend((V1_COMPRESSED_COOKIE_BASE | (WORD << 4)).to_be_bytes());
+    out.extend((compressed.len() as u32).to_be_bytes());
+    out.extend(compressed);
+    out
+}
+
+fn be_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn be_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decodes an interval's histogram: HdrHistogram's V1 compressed encoding (what YCSB 0.17.0's
+/// HdrHistogram writes, and we do) or V2 (the `hdrhistogram` crate's, earlier `ycsb`
+/// versions').
+pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    if bytes.len() < 8 {
+        return Err("too short for a histogram".into());
+    }
+    let cookie = be_u32(bytes, 0);
+    if cookie & !0xf0 != V1_COMPRESSED_COOKIE_BASE {
+        return Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| format!("{e:?} (cookie {cookie:#x})"));
+    }
+    let word = ((cookie & 0xf0) >> 4) as usize;
+    if !matches!(word, 2 | 4 | 8) {
+        return Err(format!("word size {word} (cookie {cookie:#x})"));
+    }
+    let len = be_u32(bytes, 4) as usize;
+    let compressed = bytes
+        .get(8..8 + len)
+        .ok_or("compressed length beyond the data")?;
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(compressed)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("inflate: {e}"))?;
+    if raw.len() < V1_HEADER_LEN || be_u32(&raw, 0) & !0xf0 != V1_COOKIE_BASE {
+        return Err("no V1 histogram inside the compressed one".into());
+    }
+    let payload = be_u32(&raw, 4) as usize;
+    let offset = be_u32(&raw, 8);
+    let sigfig = be_u32(&raw, 12);
+    let lowest = be_u64(&raw, 16);
+    let highest = be_u64(&raw, 24);
+    if offset != 0 {
+        return Err(format!("a shifted histogram (normalizing offset {offset})"));
+    }
+    let layout = Layout::new(lowest, sigfig)?;
+    let mut h = Histogram::<u64>::new_with_bounds(lowest, highest.max(2 * lowest), sigfig as u8)
+        .map_err(|e| format!("{e:?}"))?;
+    h.auto(true);
+    let counts = raw[V1_HEADER_LEN..]
+        .get(..payload)
+        .ok_or("payload beyond the data")?;
+    for (i, c) in counts.chunks_exact(word).enumerate() {
+        let n = match word {
+            2 => u16::from_be_bytes([c[0], c[1]]) as i64,
+            4 => i32::from_be_bytes(c.try_into().expect("4 bytes")) as i64,
+            _ => i64::from_be_bytes(c.try_into().expect("8 bytes")),
+        };
+        if n < 0 {
+            return Err(format!("negative count {n} at index {i}"));
+        }
+        if n > 0 {
+            h.record_n(layout.value_at(i), n as u64)
+                .map_err(|e| format!("{e:?}"))?;
+        }
+    }
+    Ok(h)
+}
+
+/// Milliseconds as `%.3f` seconds.
+fn seconds_3(ms: u128) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// Writes `intervals` of operation `name` as YCSB 0.17.0 writes `<OP>.hdr` (see the module
+/// docs), StartTime `start`.
+pub fn write_log(
+    out: &mut impl Write,
+    name: &str,
+    start: SystemTime,
+    intervals: &[LoggedInterval],
+) -> std::io::Result<()> {
+    use base64::Engine;
+    let start_ms = start
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    writeln!(out, "#[Logging for: {name}]")?;
+    writeln!(out, "#[Histogram log format version 1.1]")?;
+    writeln!(
+        out,
+        "#[StartTime: {} (seconds since epoch), {}]",
+        seconds_3(start_ms),
+        crate::util::java_date_utc(start)
+    )?;
+    writeln!(
+        out,
+        "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+    )?;
+    for i in intervals {
+        // Java stamps each interval in whole milliseconds.
+        let from = i.start.as_millis();
+        let to = (i.start + i.duration).as_millis();
+        // max / 1e6 as Java's %.3f rounds it (half up).
+        let max = (i.histogram.max() as u128 + 500) / 1000;
+        writeln!(
+            out,
+            "{},{},{},{}",
+            seconds_3(from),
+            seconds_3(to - from),
+            seconds_3(max),
+            base64::engine::general_purpose::STANDARD.encode(encode_v1(&i.histogram)),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_round_trips_and_keeps_every_bucket() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        h.auto(true);
+        for v in [0, 1, 2, 999, 2047, 2048, 2049, 4100, 123_456, 9_999_999] {
+            h.record_n(v, v % 7 + 1).unwrap();
+        }
+        let back = decode(&encode_v1(&h)).unwrap();
+        assert_eq!(back.len(), h.len());
+        assert_eq!(back.max(), h.max());
+        assert_eq!(back.min(), h.min());
+        let a: Vec<_> = h
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        let b: Vec<_> = back
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        assert_eq!(a, b);
+        let empty = Histogram::<u64>::new(3).unwrap();
+        assert_eq!(decode(&encode_v1(&empty)).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn layout_is_hdrhistograms() {
+        let l = Layout::new(1, 3).unwrap();
+        for v in [0u64, 1, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 1 << 40] {
+            let h = Histogram::<u64>::new_with_bounds(1, 1 << 41, 3).unwrap();
+            assert_eq!(l.value_at(l.index_of(v)), h.lowest_equivalent(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn a_v1_payload_of_hdrhistogram_2_1_4() {
+        // An UPDATE interval of YCSB 0.17.0's UPDATE.hdr (BasicDB): HdrHistogram 2.1.4's
+        // HistogramLogReader reads 255 values, min 0, max 472.
+        use base64::Engine;
+        let b = base64::engine::general_purpose::STANDARD
+            .decode("HISTggAAADp42u3FsREAEBBFwX/kKtCL2szoQFPK0YAZgQvoQPA22dx6ldLQEX3zQ5m6Lb1MAAAAAAD8xzZ7PgS/")
+            .unwrap();
+        let h = decode(&b).unwrap();
+        assert_eq!((h.len(), h.min(), h.max()), (255, 0, 472));
+    }
+}
