@@ -444,22 +444,57 @@ impl Query {
         s
     }
 
+    /// The get of `row` with this query's options.
+    fn to_get(&self, row: &Bytes) -> Get {
+        let mut g = Get::new(row.clone());
+        for o in &self.opts {
+            g = match o {
+                Opt::Versions(n) => g.max_versions(*n),
+                Opt::Family(f) => g.family(f.clone()),
+                Opt::Column(f, q) => g.column(f.clone(), q.clone()),
+                Opt::TimeRange(a, b) => g.time_range(*a, *b),
+                Opt::Where(f) => g.filter(f.clone()),
+                Opt::Timeline => g.consistency(Consistency::Timeline),
+                _ => panic!("not a get option: {}", self.spec_line()),
+            };
+        }
+        g
+    }
+
+    /// The scan with this query's options.
+    fn to_scan(&self) -> Scan {
+        let mut s = Scan::new();
+        for o in &self.opts {
+            s = match o {
+                Opt::Start(r) => s.start_row(r.clone()),
+                Opt::Stop(r) => s.stop_row(r.clone()),
+                Opt::StopInclusive => s.include_stop_row(true),
+                Opt::Reversed => s.reversed(true),
+                Opt::Versions(n) => s.max_versions(*n),
+                Opt::Family(f) => s.family(f.clone()),
+                Opt::Column(f, q) => s.column(f.clone(), q.clone()),
+                Opt::Limit(n) => s.limit(*n),
+                Opt::Caching(n) => s.caching(*n),
+                Opt::MaxSize(n) => s.max_result_size(*n),
+                Opt::TimeRange(a, b) => s.time_range(*a, *b),
+                Opt::Where(f) => s.filter(f.clone()),
+                Opt::Batch(n) => s.batch(*n),
+                Opt::AllowPartial => s.allow_partial_results(true),
+                Opt::Raw => s.raw(true),
+                Opt::Read(t) => s.read_type(*t),
+                Opt::Timeline => s.consistency(Consistency::Timeline),
+                Opt::NoCacheBlocks => s.cache_blocks(false),
+            };
+        }
+        s
+    }
+
     /// Runs the query through our client; the dump lines, as Interop.java writes them.
     async fn dump(&self, table: &Table, out: &mut Vec<String>) {
         out.push(format!("# {}", self.spec_line()));
         let rows: Vec<RawRow> = match &self.get {
             Some(row) => {
-                let mut g = Get::new(row.clone());
-                for o in &self.opts {
-                    g = match o {
-                        Opt::Versions(n) => g.max_versions(*n),
-                        Opt::Family(f) => g.family(f.clone()),
-                        Opt::Column(f, q) => g.column(f.clone(), q.clone()),
-                        Opt::TimeRange(a, b) => g.time_range(*a, *b),
-                        Opt::Where(f) => g.filter(f.clone()),
-                        _ => panic!("not a get option: {}", self.spec_line()),
-                    };
-                }
+                let g = self.to_get(row);
                 // The raw row's cells are what is dumped (and so compared with the Java
                 // client's); the row `get` decodes must hold the same cells.
                 let raw = table.get_raw(g.clone()).await.unwrap();
@@ -485,29 +520,7 @@ impl Query {
                 }
             }
             None => {
-                let mut s = Scan::new();
-                for o in &self.opts {
-                    s = match o {
-                        Opt::Start(r) => s.start_row(r.clone()),
-                        Opt::Stop(r) => s.stop_row(r.clone()),
-                        Opt::StopInclusive => s.include_stop_row(true),
-                        Opt::Reversed => s.reversed(true),
-                        Opt::Versions(n) => s.max_versions(*n),
-                        Opt::Family(f) => s.family(f.clone()),
-                        Opt::Column(f, q) => s.column(f.clone(), q.clone()),
-                        Opt::Limit(n) => s.limit(*n),
-                        Opt::Caching(n) => s.caching(*n),
-                        Opt::MaxSize(n) => s.max_result_size(*n),
-                        Opt::TimeRange(a, b) => s.time_range(*a, *b),
-                        Opt::Where(f) => s.filter(f.clone()),
-                        Opt::Batch(n) => s.batch(*n),
-                        Opt::AllowPartial => s.allow_partial_results(true),
-                        Opt::Raw => s.raw(true),
-                        Opt::Read(t) => s.read_type(*t),
-                        Opt::Timeline => s.consistency(Consistency::Timeline),
-                        Opt::NoCacheBlocks => s.cache_blocks(false),
-                    };
-                }
+                let s = self.to_scan();
                 // As for a get: the raw rows' cells are dumped, and `scan` must return the
                 // same rows.
                 let raw = table.scan_raw(s.clone()).collect_all().await.unwrap();
@@ -1132,6 +1145,31 @@ async fn spread(client: &Client, name: &TableName) -> usize {
     hosts.len()
 }
 
+/// The directory of a scenario's files (specs, dumps), made if missing.
+fn files_dir(name: &str) -> PathBuf {
+    let dir: PathBuf = [env!("CARGO_MANIFEST_DIR"), "target", "interop", name]
+        .iter()
+        .collect();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A new table of one row (`r`, `cf:q` = `v`): its name, its name's qualifier, and a
+/// directory for the scenario's files named after it.
+async fn one_row_table(client: &Client, prefix: &str) -> (TableName, String, PathBuf) {
+    let name = hbase_it::unique_table(prefix);
+    hbase_it::create_table(client, &name, &[]).await;
+    client
+        .table(&name.to_string())
+        .unwrap()
+        .put(Put::new("r").add("cf", "q", "v"))
+        .await
+        .unwrap();
+    let base = String::from_utf8_lossy(name.qualifier()).into_owned();
+    let dir = files_dir(&base);
+    (name, base, dir)
+}
+
 /// A snapshot goes the master's way Java's client sends it: the Java client
 /// (`Admin.snapshot`) and ours each snapshot one table, and each adds a snapshot procedure that
 /// succeeded, or neither adds any (a master before 2.6, which has none, or a Java client that
@@ -1141,20 +1179,8 @@ async fn a_snapshot_takes_the_masters_path_javas_takes() {
     tokio::time::timeout(Duration::from_secs(300), async {
         let client = hbase_it::client().await;
         let admin = client.admin().with_timeout(Duration::from_secs(120));
-        let name = hbase_it::unique_table("interop_snap");
-        hbase_it::create_table(&client, &name, &[]).await;
-        client
-            .table(&name.to_string())
-            .unwrap()
-            .put(Put::new("r").add("cf", "q", "v"))
-            .await
-            .unwrap();
-        let base = String::from_utf8_lossy(name.qualifier()).into_owned();
+        let (name, base, dir) = one_row_table(&client, "interop_snap").await;
         let (java_snap, rust_snap) = (format!("{base}_java"), format!("{base}_rust"));
-        let dir: PathBuf = [env!("CARGO_MANIFEST_DIR"), "target", "interop", &base]
-            .iter()
-            .collect();
-        std::fs::create_dir_all(&dir).unwrap();
         let spec_path = dir.join("snapshot-spec.txt");
         std::fs::write(&spec_path, format!("table {name}\nsnapshot {java_snap}\n")).unwrap();
 
@@ -1197,6 +1223,185 @@ async fn a_snapshot_takes_the_masters_path_javas_takes() {
     .expect("the snapshot scenario did not finish within 300 s");
 }
 
+/// The fields of a protobuf `Scan` (`Get`) that the query options above set, as
+/// `field=value` (bytes in the spec form), in message order.
+fn option_fields(msg: &[u8], get: bool) -> Vec<String> {
+    // Scan: column, attribute (raw), filter, time range, versions, cache blocks, batch,
+    // reversed, consistency, partial results, read type. Get: column, attribute, filter, time
+    // range, versions, cache blocks, consistency. Rows, caching and result size are left out:
+    // both clients set them per request (the region's start, the configuration's defaults).
+    let wanted: &[u32] = if get {
+        &[2, 3, 4, 5, 6, 7, 12]
+    } else {
+        &[1, 2, 5, 6, 7, 8, 9, 15, 16, 18, 23]
+    };
+    hbase_it::proxy::proto_fields(msg)
+        .expect("a protobuf message")
+        .into_iter()
+        .filter(|(f, _)| wanted.contains(f))
+        .map(|(f, v)| match v {
+            hbase_it::proxy::Field::Varint(n) => format!("{f}={n}"),
+            hbase_it::proxy::Field::Bytes(b) => format!("{f}={}", x(b)),
+            hbase_it::proxy::Field::Fixed => format!("{f}=fixed"),
+        })
+        .collect()
+}
+
+/// Java's option fields as we write the same options. The differences, deliberate, are fields
+/// at their proto default, which a server reads as if absent (it checks `has…()` and keeps
+/// its own default, the same value): Java always writes a Scan's time range (all time when
+/// none is set: field 6 = from 0 to i64::MAX) and versions (7, 1 when not set), which we leave
+/// out at their defaults; we always write a Scan's `reversed` (15) and
+/// `allow_partial_results` (18), false included, which Java leaves out unless true. A Get:
+/// Java always writes its time range (5), versions (6) and cache blocks (7, true), which we
+/// leave out at their defaults.
+fn as_we_write(mut fields: Vec<String>, get: bool) -> Vec<String> {
+    let all_time = x(b"\x08\x00\x10\xff\xff\xff\xff\xff\xff\xff\xff\x7f");
+    if get {
+        fields.retain(|f| *f != format!("5={all_time}") && f != "6=1" && f != "7=1");
+        return fields;
+    }
+    fields.retain(|f| *f != format!("6={all_time}") && f != "7=1");
+    for explicit in ["15=0", "18=0"] {
+        let n = explicit.split('=').next().unwrap();
+        if !fields.iter().any(|f| f.split('=').next() == Some(n)) {
+            fields.push(explicit.to_string());
+        }
+    }
+    // Both write fields in field-number order.
+    fields.sort_by_key(|f| f.split('=').next().unwrap().parse::<u32>().unwrap());
+    fields
+}
+
+/// The message in field 2 of a GetRequest or a ScanRequest (the Get, or an opening Scan).
+fn request_message(param: &[u8]) -> Option<Vec<u8>> {
+    hbase_it::proxy::proto_fields(param)?
+        .into_iter()
+        .find_map(|(f, v)| match (f, v) {
+            (2, hbase_it::proxy::Field::Bytes(m)) => Some(m.to_vec()),
+            _ => None,
+        })
+}
+
+fn wire_queries() -> Vec<Query> {
+    use Opt::*;
+    vec![
+        scan(vec![]),
+        scan(vec![Timeline]),
+        scan(vec![Read(ReadType::Stream)]),
+        scan(vec![Read(ReadType::Pread)]),
+        scan(vec![Raw]),
+        scan(vec![Raw, Versions(3)]),
+        scan(vec![Batch(3)]),
+        scan(vec![AllowPartial]),
+        scan(vec![Batch(3), AllowPartial]),
+        scan(vec![NoCacheBlocks]),
+        scan(vec![
+            Reversed,
+            Versions(2),
+            TimeRange(1, 1000),
+            Column(b("cf"), b("q")),
+            Where(Filter::KeyOnly(true)),
+        ]),
+        scan(vec![
+            Raw,
+            Versions(4),
+            Batch(2),
+            AllowPartial,
+            Read(ReadType::Pread),
+            Timeline,
+            NoCacheBlocks,
+        ]),
+        get(b"r", vec![]),
+        get(b"r", vec![Timeline]),
+        get(
+            b"r",
+            vec![
+                Versions(3),
+                TimeRange(1, 1000),
+                Family(b("cf")),
+                Where(Filter::KeyOnly(false)),
+                Timeline,
+            ],
+        ),
+    ]
+}
+
+/// The scan and get options go on the wire as the Java client writes them: each query's `Scan`
+/// (`Get`) message, recorded by a proxy in front of the region servers, against the one the
+/// Java client's `ProtobufUtil.toScan` (`toGet`) makes of the same options (tests/scan_options.rs
+/// checks some of these fields by number; this runs Java).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_and_get_options_go_on_the_wire_as_javas() {
+    tokio::time::timeout(Duration::from_secs(300), async {
+        let client = hbase_it::client().await;
+        let (name, _, dir) = one_row_table(&client, "interop_wire").await;
+        let queries = wire_queries();
+        let mut spec = vec![
+            format!("table {name}"),
+            format!("dump {}", dir.join("java-protos.txt").display()),
+        ];
+        for q in &queries {
+            let line = q.spec_line();
+            let (kind, rest) = line.split_once(' ').unwrap_or((&line, ""));
+            spec.push(format!("{kind}-proto {rest}").trim_end().to_string());
+        }
+        spec.push("end".into());
+        let spec_path = dir.join("wire-spec.txt");
+        std::fs::write(&spec_path, spec.join("\n") + "\n").unwrap();
+        tokio::task::spawn_blocking(move || hbase_it::run_java_interop(&spec_path))
+            .await
+            .unwrap();
+        let java: Vec<String> = read_lines(&dir.join("java-protos.txt"))
+            .into_iter()
+            .filter_map(|l| l.strip_prefix("proto ").map(String::from))
+            .collect();
+        assert_eq!(java.len(), queries.len(), "one message per query from Java");
+
+        let proxy = hbase_it::proxy::FaultProxy::new();
+        let proxied = hbase_it::proxied_client(&proxy, |b| b).await;
+        let table = proxied.table(&name.to_string()).unwrap();
+        // Warm the location cache, so the recorded calls are the table's.
+        assert!(table.get(Get::new("r")).await.unwrap().is_some());
+        for (q, java_hex) in queries.iter().zip(&java) {
+            let method = if q.get.is_some() { "Get" } else { "Scan" };
+            proxy.each(|c| c.record(move |r| r.method == method));
+            match &q.get {
+                Some(row) => {
+                    table.get(q.to_get(row)).await.unwrap();
+                }
+                None => {
+                    table.scan(q.to_scan()).collect_all().await.unwrap();
+                }
+            }
+            let ours = proxy
+                .controls()
+                .iter()
+                .flat_map(|c| c.recorded())
+                .find_map(|r| request_message(&r.param))
+                .unwrap_or_else(|| panic!("no {method} request recorded: {}", q.spec_line()));
+            let java_msg: Vec<u8> = (0..java_hex.len() / 2)
+                .map(|i| u8::from_str_radix(&java_hex[1 + 2 * i..3 + 2 * i], 16).unwrap())
+                .collect();
+            let java_fields = option_fields(&java_msg, q.get.is_some());
+            assert_eq!(
+                option_fields(&ours, q.get.is_some()),
+                as_we_write(java_fields.clone(), q.get.is_some()),
+                "{}: our message's fields (left) against Java's {java_fields:?} as we write \
+                 them (right)",
+                q.spec_line()
+            );
+        }
+        hbase_it::drop_table(&client, &name).await;
+        eprintln!(
+            "interop: {} queries' Scan and Get messages have Java's option fields",
+            queries.len()
+        );
+    })
+    .await
+    .expect("the wire scenario did not finish within 300 s");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn java_and_rust_read_and_write_the_same_cells() {
     tokio::time::timeout(Duration::from_secs(420), interop())
@@ -1219,10 +1424,7 @@ async fn interop() {
         assert!(hosts >= 3, "{name}: regions on {hosts} servers, not 3");
     }
 
-    let dir: PathBuf = [env!("CARGO_MANIFEST_DIR"), "target", "interop", &ns]
-        .iter()
-        .collect();
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = files_dir(&ns);
     let file = |n: &str| dir.join(n);
 
     // We write our table.

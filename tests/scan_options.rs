@@ -356,7 +356,9 @@ fn inner(param: &[u8]) -> Vec<(u32, u64)> {
 }
 
 /// TIMELINE reads on a table without replicas return the row, not stale; the consistency
-/// and read type reach the server as the Java client sends them.
+/// and read type reach the server as the Java client sends them (the same fields as Java's
+/// `ProtobufUtil` writes: `scan_and_get_options_go_on_the_wire_as_javas` in tests/interop.rs
+/// runs it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeline_reads_and_read_types_reach_the_server() {
     let client = hbase_it::client().await;

@@ -34,7 +34,9 @@
 //          [batch=N] [allowpartial] [raw] [readtype=stream|pread] [timeline] [nocacheblocks]
 //       (setBatch, setAllowPartialResults(true), setRaw(true), setReadType, setConsistency
 //       (TIMELINE), setCacheBlocks(false))
-//     get ROW [versions=N] [family=B] [column=B:B] [timerange=A:B] [filter=F]
+//     get ROW [versions=N] [family=B] [column=B:B] [timerange=A:B] [filter=F] [timeline]
+//     scan-proto ..., get-proto ...   the same options; "proto <bytes>": the ClientProtos.Scan
+//                                     or .Get the client's ProtobufUtil makes (what it sends)
 //   filters F: prefix(B) page(N) keyonly(true|false) firstkeyonly() colprefix(B)
 //     colrange(B|-,true|false,B|-,true|false) row(OP,C) qualifier(OP,C) value(OP,C)
 //     scv(FAM,QUAL,OP,C,filterIfMissing,latestOnly) all(F;F;...) any(F;F;...)
@@ -95,6 +97,7 @@ import org.apache.hadoop.hbase.filter.RowFilter;
 import org.apache.hadoop.hbase.filter.SingleColumnValueFilter;
 import org.apache.hadoop.hbase.filter.SubstringComparator;
 import org.apache.hadoop.hbase.filter.ValueFilter;
+import org.apache.hadoop.hbase.shaded.protobuf.ProtobufUtil;
 
 public class Interop {
   private final Connection conn;
@@ -309,28 +312,18 @@ public class Interop {
   private void query(String line, List<String> out) throws IOException {
     out.add("# " + line);
     String[] t = line.split(" ");
+    // The protobuf message the client's ProtobufUtil makes of the Get or Scan, which is what
+    // goes in a GetRequest or a (scanner-opening) ScanRequest; no call is made.
+    if (t[0].equals("get-proto")) {
+      out.add("proto " + hex(ProtobufUtil.toGet(get(t)).toByteArray()));
+      return;
+    }
+    if (t[0].equals("scan-proto")) {
+      out.add("proto " + hex(ProtobufUtil.toScan(scan(t)).toByteArray()));
+      return;
+    }
     if (t[0].equals("get")) {
-      Get g = new Get(bytes(t[1]));
-      for (int i = 2; i < t.length; i++) {
-        String[] kv = t[i].split("=", 2);
-        switch (kv[0]) {
-          case "versions": g.readVersions(Integer.parseInt(kv[1])); break;
-          case "family": g.addFamily(bytes(kv[1])); break;
-          case "column": {
-            String[] fq = kv[1].split(":");
-            g.addColumn(bytes(fq[0]), bytes(fq[1]));
-            break;
-          }
-          case "timerange": {
-            String[] r = kv[1].split(":");
-            g.setTimeRange(Long.parseLong(r[0]), Long.parseLong(r[1]));
-            break;
-          }
-          case "filter": g.setFilter(new FilterParser(kv[1]).filter()); break;
-          default: throw new IllegalArgumentException("unknown get option " + t[i]);
-        }
-      }
-      Result r = table.get(g);
+      Result r = table.get(get(t));
       if (r.isEmpty()) {
         out.add("none");
       } else {
@@ -338,6 +331,41 @@ public class Interop {
       }
       return;
     }
+    try (ResultScanner scanner = table.getScanner(scan(t))) {
+      for (Result r : scanner) {
+        dumpRow(r, out);
+      }
+    }
+  }
+
+  /** The Get of a get query (t[1] is the row, options follow). */
+  private static Get get(String[] t) throws IOException {
+    Get g = new Get(bytes(t[1]));
+    for (int i = 2; i < t.length; i++) {
+      String[] kv = t[i].split("=", 2);
+      switch (kv[0]) {
+        case "versions": g.readVersions(Integer.parseInt(kv[1])); break;
+        case "family": g.addFamily(bytes(kv[1])); break;
+        case "column": {
+          String[] fq = kv[1].split(":");
+          g.addColumn(bytes(fq[0]), bytes(fq[1]));
+          break;
+        }
+        case "timerange": {
+          String[] r = kv[1].split(":");
+          g.setTimeRange(Long.parseLong(r[0]), Long.parseLong(r[1]));
+          break;
+        }
+        case "filter": g.setFilter(new FilterParser(kv[1]).filter()); break;
+        case "timeline": g.setConsistency(Consistency.TIMELINE); break;
+        default: throw new IllegalArgumentException("unknown get option " + t[i]);
+      }
+    }
+    return g;
+  }
+
+  /** The Scan of a scan query (options from t[1] on). */
+  private static Scan scan(String[] t) throws IOException {
     Scan s = new Scan();
     byte[] stop = null;
     boolean stopInclusive = false;
@@ -376,11 +404,7 @@ public class Interop {
     if (stop != null) {
       s.withStopRow(stop, stopInclusive);
     }
-    try (ResultScanner scanner = table.getScanner(s)) {
-      for (Result r : scanner) {
-        dumpRow(r, out);
-      }
-    }
+    return s;
   }
 
   private static void dumpRow(Result r, List<String> out) {
