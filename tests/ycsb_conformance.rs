@@ -3,8 +3,8 @@
 //! hashing, ordering, zero padding), dataintegrity values, the zeta constants and the
 //! generators' outputs for the same random sequence, the operation stream of every core
 //! workload (each written value's length too, under every field length distribution), report text for the same measurements (text, JSON and JSON-array exporters, every
-//! measurement type), status lines, `BasicDB`'s output, the interactive shell and how a `-P`
-//! file is read.
+//! measurement type), status lines, `BasicDB`'s output, the interactive shell, how a `-P`
+//! file is read and the iteration orders of Java's hash containers.
 //!
 //! Random sequences: the harness seeds its thread's `ThreadLocalRandom` and prints the thread
 //! id; our `JavaRandom` with the same seed and id draws the same numbers (the first test proves
@@ -388,6 +388,275 @@ fn generators_draw_for_draw() {
             draws(n, || g.next(r).to_string())
         },
     );
+}
+
+/// A random name set of the kind YCSB keeps in a hash container: field names (`prefix` + i),
+/// measurement names (operations, `-FAILED` and per-status names, `CLEANUP`, …), property
+/// names, or random text (ASCII, Latin-1, Cyrillic, CJK, emoji as surrogate pairs); each name
+/// once, in a random order.
+fn random_names(next: &mut impl FnMut() -> u64) -> Vec<String> {
+    const OPS: [&str; 8] = [
+        "READ",
+        "UPDATE",
+        "INSERT",
+        "SCAN",
+        "DELETE",
+        "READ-MODIFY-WRITE",
+        "VERIFY",
+        "CLEANUP",
+    ];
+    const PROPS: [&str; 12] = [
+        "workload",
+        "recordcount",
+        "operationcount",
+        "fieldcount",
+        "fieldlength",
+        "readproportion",
+        "updateproportion",
+        "requestdistribution",
+        "threadcount",
+        "table",
+        "hbase.zookeeper.quorum",
+        "columnfamily",
+    ];
+    const ALPHABETS: [&[char]; 5] = [
+        &['a', 'Z', '0', '9', '-', '_', '.', '=', '\\', ':', '#', '!'],
+        &['é', 'ß', 'ü', 'ñ', 'ø', '¿'],
+        &['п', 'о', 'л', 'е', 'Ж'],
+        &['字', '段', '读', '写'],
+        &['😀', '🚀', '𝄞'],
+    ];
+    let mut names: Vec<String> = match next() % 4 {
+        0 => {
+            let prefix = ["field", "f_", "col", "поле", "字段", "🚀", "x"][(next() % 7) as usize];
+            (0..1 + next() % 300)
+                .map(|i| format!("{prefix}{i}"))
+                .collect()
+        }
+        1 => {
+            let mut v: Vec<String> = Vec::new();
+            for op in OPS {
+                if next().is_multiple_of(2) {
+                    v.push(op.to_string());
+                }
+                for s in Status::ALL {
+                    if next().is_multiple_of(4) {
+                        v.push(format!("{op}-{}", s.name()));
+                    }
+                }
+                if next().is_multiple_of(2) {
+                    v.push(format!("{op}-FAILED"));
+                }
+                if next().is_multiple_of(4) {
+                    v.push(format!("Intended-{op}"));
+                }
+            }
+            v
+        }
+        2 => {
+            let mut v: Vec<String> = PROPS
+                .iter()
+                .filter(|_| next().is_multiple_of(2))
+                .map(|p| p.to_string())
+                .collect();
+            v.extend((0..next() % 40).map(|i| format!("p{}.{i}", next() % 1000)));
+            v
+        }
+        _ => (0..1 + next() % 200)
+            .map(|_| {
+                let len = 1 + next() % 12;
+                (0..len)
+                    .map(|_| {
+                        let a = ALPHABETS[(next() % 5) as usize];
+                        a[(next() % a.len() as u64) as usize]
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    shuffle(&mut names, next);
+    names
+}
+
+/// A random order (Fisher–Yates).
+fn shuffle<T>(items: &mut [T], next: &mut impl FnMut() -> u64) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+}
+
+/// Our iteration order of the container `kind` (as the harness's `order` names it) filled
+/// with `names` in this order.
+fn our_order(kind: &str, names: &[String]) -> Vec<String> {
+    use ycsb::java::{
+        concurrent_hash_map_order, hash_map_order, hash_set_capacity, properties_order,
+    };
+    let hashes: Vec<i32> = if kind == "status" {
+        names
+            .iter()
+            .map(|n| Status::from_name(n).unwrap().java_hash())
+            .collect()
+    } else {
+        names
+            .iter()
+            .map(|n| ycsb::java::java_string_hash(n))
+            .collect()
+    };
+    let order = match kind {
+        "chm" | "status" => concurrent_hash_map_order(&hashes),
+        "hashmap" => hash_map_order(&hashes, 16),
+        "hashset" => hash_map_order(&hashes, hash_set_capacity(names.len())),
+        "properties" => properties_order(&hashes),
+        _ => unreachable!("{kind}"),
+    };
+    order.into_iter().map(|i| names[i].clone()).collect()
+}
+
+/// True when, in our model of the container `kind` (its table growing with its size only),
+/// some bin ever holds 9 or more names: where Java treeifies the bin or, below 64 bins, grows
+/// the table early, which `ycsb::java` does not reproduce.
+fn a_bin_reaches_nine(kind: &str, hashes: &[i32]) -> bool {
+    let spread = |h: i32| ((h as u32) ^ ((h as u32) >> 16)) as usize;
+    let mut cap = match kind {
+        "hashset" => ycsb::java::hash_set_capacity(hashes.len()),
+        _ => 16,
+    };
+    for size in 1..=hashes.len() {
+        // ConcurrentHashMap grows when its size reaches ¾ of the table; HashMap beyond it.
+        let grows = match kind {
+            "hashmap" | "hashset" => size > cap * 3 / 4,
+            _ => size >= cap * 3 / 4,
+        };
+        let mut bins = vec![0usize; cap];
+        for &h in &hashes[..size] {
+            bins[spread(h) & (cap - 1)] += 1;
+        }
+        if bins.iter().any(|&n| n >= 9) {
+            return true;
+        }
+        if grows {
+            cap *= 2;
+        }
+    }
+    false
+}
+
+/// Names whose hashes share their low six bits (after `spread`), `n` of them, then `m` others:
+/// a bin of 9 or more where Java treeifies it or grows the table early.
+fn colliding_names(n: usize, m: usize) -> Vec<String> {
+    let low = |s: &str| {
+        let h = ycsb::java::java_string_hash(s) as u32;
+        (h ^ (h >> 16)) & 63
+    };
+    let names = (0..).map(|i| format!("n{i}"));
+    let same = names.clone().filter(|s| low(s) == 5).take(n);
+    let other = names.filter(|s| low(s) != 5).take(m);
+    same.chain(other).collect()
+}
+
+/// The iteration orders of Java's hash containers that `ycsb::java` reproduces (YCSB's
+/// measurements and status codes in a `ConcurrentHashMap`, `BasicDB`'s fields in a `HashMap`
+/// and a `HashSet` built from a list, a `-P` file's `Properties`), compared with the JVM's on
+/// 2,000 random name sets of each kind and 500 random subset orders of YCSB's status codes:
+/// all exactly. Crafted sets that put 9 or more names in one bin (a treeified bin, or a table
+/// grown early) are the known limit of our model: they are allowed to differ, and only they.
+#[test]
+fn hash_container_orders_as_the_jvm_iterates_them() {
+    let mut next = hbase_it::xorshift(0x0bde_4ed0_5e75_u64);
+    let mut cases: Vec<(&str, Vec<String>)> = Vec::new();
+    for kind in ["chm", "hashmap", "hashset", "properties"] {
+        for _ in 0..2000 {
+            let names = random_names(&mut next);
+            if !names.is_empty() {
+                cases.push((kind, names));
+            }
+        }
+        for (n, m) in [
+            (8, 3),
+            (9, 3),
+            (12, 0),
+            (8, 30),
+            (9, 30),
+            (20, 30),
+            (40, 100),
+        ] {
+            let mut names = colliding_names(n, m);
+            shuffle(&mut names, &mut next);
+            cases.push((kind, names));
+        }
+    }
+    for _ in 0..500 {
+        let mut statuses: Vec<String> = Status::ALL
+            .iter()
+            .filter(|_| !next().is_multiple_of(3))
+            .map(|s| s.name().to_string())
+            .collect();
+        shuffle(&mut statuses, &mut next);
+        if !statuses.is_empty() {
+            cases.push(("status", statuses));
+        }
+    }
+    // A JVM for each 1,000 cases: the harness runs without a garbage collector.
+    let mut java = String::new();
+    for chunk in cases.chunks(1000) {
+        let input: String = chunk
+            .iter()
+            .map(|(kind, names)| {
+                let keys: Vec<String> = names.iter().map(|n| escape_units(n)).collect();
+                format!("{kind} {}\n", keys.join(" "))
+            })
+            .collect();
+        java.push_str(&oracle(&["orders"], Some(&input)));
+    }
+    let java: Vec<&str> = java.lines().collect();
+    assert_eq!(java.len(), cases.len());
+    let mut differences = Vec::new();
+    let (mut names_compared, mut beyond, mut beyond_differ) = (0, 0, 0);
+    for ((kind, names), j) in cases.iter().zip(&java) {
+        let ours: Vec<String> = our_order(kind, names)
+            .iter()
+            .map(|n| escape_units(n))
+            .collect();
+        names_compared += names.len();
+        let hashes: Vec<i32> = names
+            .iter()
+            .map(
+                |n| match Status::from_name(n).filter(|_| *kind == "status") {
+                    Some(s) => s.java_hash(),
+                    None => ycsb::java::java_string_hash(n),
+                },
+            )
+            .collect();
+        if a_bin_reaches_nine(kind, &hashes) {
+            beyond += 1;
+            beyond_differ += usize::from(ours.join(" ") != *j);
+            continue;
+        }
+        if ours.join(" ") != *j {
+            differences.push(format!(
+                "{kind} of {} names:\n java: {j}\n ours: {}",
+                names.len(),
+                ours.join(" ")
+            ));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} orders differ from the JVM's:\n{}",
+        differences.len(),
+        cases.len(),
+        differences[..differences.len().min(5)].join("\n")
+    );
+    eprintln!(
+        "hash container orders: {} cases, {names_compared} names compared with the JVM's; {beyond} with a bin of 9 or more names, {beyond_differ} of those in another order",
+        cases.len()
+    );
+    // The known limit, exactly: only crafted sets reach a bin of 9 (no random one does), and
+    // 13 of those 20 come out in another order. A model of treeified bins and early growth
+    // would make it (20, 0); ycsb/src/java.rs documents the limit.
+    assert_eq!((beyond, beyond_differ), (20, 13));
 }
 
 /// Records every call as the harness's capturing DB prints it.

@@ -19,6 +19,8 @@
  *   ops SEED N ARGS            N doTransaction calls with a capturing DB: one line per DB call
  *                              (an insert's or update's values as "field:length", sorted)
  *   order KIND KEYS            Java's iteration order of a hash container filled in that order
+ *                              (KIND: chm, status, hashmap, hashset, properties)
+ *   orders                     stdin: "KIND KEY..." a line, keys escaped -> each order, escaped
  *   report                     stdin script: measurements, summaries, status lines, exports
  *   pfiles                     stdin: one properties file path a line; each read by YCSB's own
  *                              Client.parseArguments (-P FILE -p workload=...), which loads it
@@ -113,6 +115,9 @@ public final class YcsbOracle {
       break;
     case "order":
       order(out, args[1], args, 2);
+      break;
+    case "orders":
+      orders(out);
       break;
     case "report":
       report(out);
@@ -432,20 +437,69 @@ public final class YcsbOracle {
   }
 
   static void order(PrintStream out, String kind, String[] keys, int from) throws Exception {
+    List<String> l = new ArrayList<>();
+    for (int i = from; i < keys.length; i++) {
+      l.add(keys[i]);
+    }
+    out.println(String.join(" ", order(kind, l)));
+  }
+
+  /**
+   * The order command over stdin, one case a line: "KIND KEY KEY..." with each key escaped as
+   * escape() escapes it; prints the iteration order, each key escaped, space-separated.
+   */
+  static void orders(PrintStream out) throws Exception {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    StringBuilder b = new StringBuilder();
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      String[] t = line.split(" ");
+      List<String> keys = new ArrayList<>();
+      for (int i = 1; i < t.length; i++) {
+        keys.add(unescape(t[i]));
+      }
+      List<String> escaped = new ArrayList<>();
+      for (String k : order(t[0], keys)) {
+        escaped.add(escape(k));
+      }
+      b.append(String.join(" ", escaped)).append('\n');
+    }
+    out.print(b);
+  }
+
+  /** The inverse of escape(). */
+  static String unescape(String s) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '\\' && s.charAt(i + 1) == '\\') {
+        b.append('\\');
+        i++;
+      } else if (c == '\\' && s.charAt(i + 1) == 'u') {
+        b.append((char) Integer.parseInt(s.substring(i + 2, i + 6), 16));
+        i += 5;
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
+  }
+
+  /** The iteration order of the container KIND filled with these keys in this order. */
+  static List<String> order(String kind, List<String> keys) throws Exception {
     List<String> order = new ArrayList<>();
     switch (kind) {
     case "chm": {
       ConcurrentHashMap<String, Boolean> m = new ConcurrentHashMap<>();
-      for (int i = from; i < keys.length; i++) {
-        m.putIfAbsent(keys[i], true);
+      for (String k : keys) {
+        m.putIfAbsent(k, true);
       }
       order.addAll(m.keySet());
       break;
     }
     case "status": {
       ConcurrentHashMap<Status, Boolean> m = new ConcurrentHashMap<>();
-      for (int i = from; i < keys.length; i++) {
-        m.putIfAbsent((Status) Status.class.getField(keys[i]).get(null), true);
+      for (String k : keys) {
+        m.putIfAbsent((Status) Status.class.getField(k).get(null), true);
       }
       for (Status s : m.keySet()) {
         order.add(s.getName());
@@ -454,24 +508,20 @@ public final class YcsbOracle {
     }
     case "hashmap": {
       HashMap<String, Boolean> m = new HashMap<>();
-      for (int i = from; i < keys.length; i++) {
-        m.put(keys[i], true);
+      for (String k : keys) {
+        m.put(k, true);
       }
       order.addAll(m.keySet());
       break;
     }
     case "hashset": {
-      List<String> l = new ArrayList<>();
-      for (int i = from; i < keys.length; i++) {
-        l.add(keys[i]);
-      }
-      order.addAll(new HashSet<>(l));
+      order.addAll(new HashSet<>(keys));
       break;
     }
     case "properties": {
       Properties p = new Properties();
-      for (int i = from; i < keys.length; i++) {
-        p.setProperty(keys[i], "v");
+      for (String k : keys) {
+        p.setProperty(k, "v");
       }
       for (Enumeration<?> e = p.propertyNames(); e.hasMoreElements();) {
         order.add((String) e.nextElement());
@@ -481,7 +531,7 @@ public final class YcsbOracle {
     default:
       throw new IllegalArgumentException("unknown container " + kind);
     }
-    out.println(String.join(" ", order));
+    return order;
   }
 
   /** Drops YCSB's Measurements singleton, so the next getMeasurements() uses new properties. */
