@@ -1028,6 +1028,7 @@ fn queries() -> Vec<Query> {
         scan(vec![Read(ReadType::Pread), Caching(2)]),
         scan(vec![Timeline, Start(b("row-")), Stop(b("wide-9"))]),
         scan(vec![NoCacheBlocks, Versions(3)]),
+        get(b"row-versions", vec![Timeline, Versions(10)]),
         get(b"row-missing", vec![]),
         get(b"row-big", vec![Column(b(F1), b("5m"))]),
         get(
