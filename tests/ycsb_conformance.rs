@@ -193,6 +193,30 @@ fn dataintegrity_values() {
     for (n, props) in [
         (300, vec!["-p", "fieldcount=10", "-p", "fieldlength=100"]),
         (50, vec!["-p", "fieldcount=3", "-p", "fieldlength=1"]),
+        // Field names beyond ASCII: Java counts a value's length in UTF-16 units and sends
+        // each unit's low byte; the lengths cut inside the name's characters.
+        (
+            30,
+            vec![
+                "-p",
+                "fieldcount=3",
+                "-p",
+                "fieldlength=27",
+                "-p",
+                "fieldnameprefix=поле",
+            ],
+        ),
+        (
+            30,
+            vec![
+                "-p",
+                "fieldcount=2",
+                "-p",
+                "fieldlength=60",
+                "-p",
+                "fieldnameprefix=字段😀",
+            ],
+        ),
         (50, vec!["-p", "fieldcount=4", "-p", "fieldlength=1000"]),
         (
             50,
@@ -211,7 +235,7 @@ fn dataintegrity_values() {
         ),
     ] {
         let n_s = n.to_string();
-        let mut args = vec!["values", n_s.as_str(), "-p", "dataintegrity=true"];
+        let mut args = vec!["valueshex", n_s.as_str(), "-p", "dataintegrity=true"];
         args.extend(props.iter());
         let java = oracle(&args, None);
         let mut p = Properties::new();
@@ -233,7 +257,11 @@ fn dataintegrity_values() {
             names.sort();
             ours.push_str(&format!("INSERT {key}"));
             for f in names {
-                ours.push_str(&format!(" {f}={}", deterministic_value(&key, &f, len)));
+                let hex: String = deterministic_value(&key, &f, len)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                ours.push_str(&format!(" {f}={hex}"));
                 cells += 1;
             }
             ours.push('\n');

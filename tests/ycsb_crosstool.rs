@@ -89,7 +89,7 @@ async fn check_every_cell(client: &hbase_client::Client, table: &str) -> u64 {
             let field = String::from_utf8(c.qualifier().to_vec()).unwrap();
             assert_eq!(
                 c.value(),
-                deterministic_value(&key, &field, 100).as_bytes(),
+                &deterministic_value(&key, &field, 100)[..],
                 "{table} {key} {field}"
             );
             cells += 1;

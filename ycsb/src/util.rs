@@ -26,6 +26,13 @@ pub fn java_string_hash(s: &str) -> i32 {
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
 }
 
+/// Java's `String.hashCode` of a string held as its UTF-16 code units.
+pub fn java_utf16_hash(units: &[u16]) -> i32 {
+    units
+        .iter()
+        .fold(0i32, |h, &c| h.wrapping_mul(31).wrapping_add(c as i32))
+}
+
 /// A double as Java's `Double.toString` prints it: at least one digit after the point, and
 /// computerized scientific notation (`1.0E7`) outside `[1e-3, 1e7)`; the digits are the
 /// fewest that read back as the same double and, of those, the closest to its exact value,

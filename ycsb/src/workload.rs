@@ -15,7 +15,7 @@ use crate::generator::{
 use crate::java::JavaRandom;
 use crate::measurements::{Measurements, OpHandle};
 use crate::props::Properties;
-use crate::util::{fnvhash64, java_string_hash};
+use crate::util::{fnvhash64, java_utf16_hash};
 use crate::Error;
 
 /// The workload classes accepted in `workload=`.
@@ -66,19 +66,22 @@ pub fn build_key_name_into(keynum: i64, zero_padding: usize, ordered: bool, out:
 
 /// `buildDeterministicValue`: `key:field`; then, while shorter than `size`, a `':'` and then
 /// the Java `hashCode` of the whole string as it now stands (that `':'` included); truncated to
-/// `size`.
-pub fn deterministic_value(key: &str, field: &str, size: usize) -> String {
-    let mut s = String::with_capacity(size + 16);
-    s.push_str(key);
-    s.push(':');
-    s.push_str(field);
-    while s.len() < size {
-        s.push(':');
-        let h = java_string_hash(&s);
-        s.push_str(&h.to_string());
+/// `size`. The value's bytes are what YCSB sends: lengths count UTF-16 units, as a Java string
+/// does, and each unit becomes its low byte (`StringByteIterator`), so a name beyond ASCII
+/// gives the bytes YCSB gives (`tests/ycsb_conformance.rs` compares them).
+pub fn deterministic_value(key: &str, field: &str, size: usize) -> Vec<u8> {
+    let mut units: Vec<u16> = Vec::with_capacity(size + 16);
+    units.extend(key.encode_utf16());
+    units.push(u16::from(b':'));
+    units.extend(field.encode_utf16());
+    while units.len() < size {
+        units.push(u16::from(b':'));
+        let h = java_utf16_hash(&units);
+        units.extend(h.to_string().encode_utf16());
     }
-    s.truncate(size);
-    s
+    units.truncate(size);
+    // Java's (byte) cast of a char: its low 8 bits.
+    units.iter().map(|&u| u as u8).collect()
 }
 
 /// Chooses key numbers for reads, updates and scans (`requestdistribution`).
@@ -787,7 +790,7 @@ impl CoreWorkload {
             };
             if cells
                 .fields()
-                .all(|(f, v)| v[..] == *deterministic_value(key, &f, size).as_bytes())
+                .all(|(f, v)| v[..] == deterministic_value(key, &f, size)[..])
             {
                 Status::Ok
             } else {
@@ -847,10 +850,13 @@ mod tests {
         let v = deterministic_value("user1000166862986385477", "field0", 100);
         assert_eq!(v.len(), 100);
         assert!(
-            v.starts_with("user1000166862986385477:field0:1580884280:"),
-            "{v}"
+            v.starts_with(b"user1000166862986385477:field0:1580884280:"),
+            "{}",
+            String::from_utf8_lossy(&v)
         );
-        assert_eq!(deterministic_value("user1", "field0", 5), "user1");
+        assert_eq!(deterministic_value("user1", "field0", 5), b"user1");
+        // A cut inside a character beyond ASCII (was a panic): its low byte, as Java sends it.
+        assert_eq!(deterministic_value("user1", "поле0", 7), b"user1:\x3f");
     }
 
     #[test]

@@ -92,6 +92,10 @@ public final class YcsbOracle {
     case "values":
       values(out, Integer.parseInt(args[1]), props(args, 2));
       break;
+    case "valueshex":
+      CaptureDb.hexValues = true;
+      values(out, Integer.parseInt(args[1]), props(args, 2));
+      break;
     case "fnv":
       for (int i = 1; i < args.length; i++) {
         out.println(site.ycsb.Utils.fnvhash64(Long.parseLong(args[i])));
@@ -272,6 +276,8 @@ public final class YcsbOracle {
   static final class CaptureDb extends DB {
     final PrintStream out;
     final boolean printValues;
+    /** Print each value's bytes (toArray, as the binding sends them) in hex, not its text. */
+    static boolean hexValues;
 
     CaptureDb(PrintStream out, boolean printValues) {
       this.out = out;
@@ -294,7 +300,12 @@ public final class YcsbOracle {
       }
       StringBuilder sb = new StringBuilder();
       for (Map.Entry<String, ByteIterator> e : new TreeMap<>(v).entrySet()) {
-        sb.append(' ').append(e.getKey()).append('=').append(e.getValue().toString());
+        sb.append(' ').append(e.getKey()).append('=');
+        if (hexValues) {
+          sb.append(java.util.HexFormat.of().formatHex(e.getValue().toArray()));
+        } else {
+          sb.append(e.getValue().toString());
+        }
       }
       return sb.toString().trim();
     }
