@@ -494,7 +494,8 @@ impl HistogramGen {
             buckets[b] = c;
         }
         let area: i64 = buckets.iter().sum();
-        // YCSB draws `nextInt((int) area)`, which throws for anything else.
+        // YCSB draws `nextInt((int) area)`: 0 or less throws there, and a larger area wraps
+        // in the cast (2^32 + 5 draws from 0..5), which is refused here rather than copied.
         if area <= 0 || area > i32::MAX as i64 {
             return Err(format!(
                 "the histogram's counts add up to {area} (accepted: 1 to {})",

@@ -88,7 +88,12 @@ impl Layout {
             sub_bucket -= self.sub_bucket_half_count;
             bucket = 0;
         }
-        sub_bucket << (bucket as u32 + self.unit_magnitude)
+        // Indexes are checked against the histogram's range first (`decode`), so the shift
+        // stays below 64; a value past it saturates rather than wraps.
+        sub_bucket
+            .checked_shl(bucket as u32 + self.unit_magnitude)
+            .filter(|v| v >> (bucket as u32 + self.unit_magnitude) == sub_bucket)
+            .unwrap_or(u64::MAX)
     }
 }
 
@@ -148,28 +153,44 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
     let compressed = bytes
         .get(8..8 + len)
         .ok_or("compressed length beyond the data")?;
-    let mut raw = Vec::new();
-    flate2::read::ZlibDecoder::new(compressed)
-        .read_to_end(&mut raw)
-        .map_err(|e| format!("inflate: {e}"))?;
-    if raw.len() < V1_HEADER_LEN || be_u32(&raw, 0) & !0xf0 != V1_COOKIE_BASE {
+    // The header first, then no more payload than the histogram's range has counts: a
+    // damaged or crafted line must not inflate without bound, nor index past the range.
+    let mut inflater = flate2::read::ZlibDecoder::new(compressed);
+    let mut header = [0u8; V1_HEADER_LEN];
+    inflater
+        .read_exact(&mut header)
+        .map_err(|e| format!("no V1 histogram inside the compressed one ({e})"))?;
+    if be_u32(&header, 0) & !0xf0 != V1_COOKIE_BASE {
         return Err("no V1 histogram inside the compressed one".into());
     }
-    let payload = be_u32(&raw, 4) as usize;
-    let offset = be_u32(&raw, 8);
-    let sigfig = be_u32(&raw, 12);
-    let lowest = be_u64(&raw, 16);
-    let highest = be_u64(&raw, 24);
+    let payload = be_u32(&header, 4) as usize;
+    let offset = be_u32(&header, 8);
+    let sigfig = be_u32(&header, 12);
+    let lowest = be_u64(&header, 16);
     if offset != 0 {
         return Err(format!("a shifted histogram (normalizing offset {offset})"));
     }
     let layout = Layout::new(lowest, sigfig)?;
-    let mut h = Histogram::<u64>::new_with_bounds(lowest, highest.max(2 * lowest), sigfig as u8)
+    // Not the header's highest value: an auto-resizing histogram (YCSB's) keeps its first
+    // one there while its counts grow past it. Java's values are signed longs.
+    let range = layout.index_of(i64::MAX as u64) + 1;
+    if payload % word != 0 || payload / word > range {
+        return Err(format!(
+            "a payload of {payload} bytes: a histogram of {sigfig} significant digits from {lowest} has at most {range} counts of {word} bytes"
+        ));
+    }
+    let mut counts = Vec::with_capacity(payload);
+    inflater
+        .take(payload as u64)
+        .read_to_end(&mut counts)
+        .map_err(|e| format!("inflate: {e}"))?;
+    if counts.len() < payload {
+        return Err("payload beyond the data".into());
+    }
+    // Sized by what is recorded, not by the header's range (which a bad line may make huge).
+    let mut h = Histogram::<u64>::new_with_bounds(lowest, 2 * lowest, sigfig as u8)
         .map_err(|e| format!("{e:?}"))?;
     h.auto(true);
-    let counts = raw[V1_HEADER_LEN..]
-        .get(..payload)
-        .ok_or("payload beyond the data")?;
     for (i, c) in counts.chunks_exact(word).enumerate() {
         let n = match word {
             2 => u16::from_be_bytes([c[0], c[1]]) as i64,
@@ -282,5 +303,50 @@ mod tests {
             .unwrap();
         let h = decode(&b).unwrap();
         assert_eq!((h.len(), h.min(), h.max()), (255, 0, 472));
+    }
+
+    /// A V1 line as a damaged or crafted log may hold: `counts` of `word` bytes after a header
+    /// claiming `lowest`..`highest` at `sigfig` digits and a payload of `payload` bytes.
+    fn crafted(word: u32, sigfig: u32, highest: u64, payload: u32, counts: &[u64]) -> Vec<u8> {
+        let mut raw = Vec::new();
+        raw.extend((V1_COOKIE_BASE | (word << 4)).to_be_bytes());
+        raw.extend(payload.to_be_bytes());
+        raw.extend(0u32.to_be_bytes());
+        raw.extend(sigfig.to_be_bytes());
+        raw.extend(1u64.to_be_bytes());
+        raw.extend(highest.to_be_bytes());
+        raw.extend(1.0f64.to_be_bytes());
+        for c in counts {
+            raw.extend(&c.to_be_bytes()[8 - word as usize..]);
+        }
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&raw).unwrap();
+        let compressed = z.finish().unwrap();
+        let mut out = Vec::new();
+        out.extend((V1_COMPRESSED_COOKIE_BASE | (word << 4)).to_be_bytes());
+        out.extend((compressed.len() as u32).to_be_bytes());
+        out.extend(compressed);
+        out
+    }
+
+    /// A line with more counts than a histogram can have is refused. Before, the 66th count of
+    /// a 0-digit histogram shifted a value by 64 bits: a panic in a debug
+    /// build ("attempt to shift left with overflow"), a wrong value in a release build. A
+    /// header claiming a huge payload or range allocates nothing of that size.
+    #[test]
+    fn a_damaged_line_is_refused_not_misread() {
+        let mut counts = vec![0u64; 66];
+        counts[65] = 1;
+        let e = decode(&crafted(2, 0, 2, 66 * 2, &counts)).unwrap_err();
+        assert!(e.contains("at most 64 counts of 2 bytes"), "{e}");
+        // A payload length beyond what the line holds.
+        let e = decode(&crafted(8, 3, 1 << 20, 4096, &[1, 2, 3])).unwrap_err();
+        assert!(e.contains("payload beyond the data"), "{e}");
+        // The widest range the header can claim, with one count: read, sized by the count.
+        let h = decode(&crafted(8, 5, u64::MAX, 8, &[7])).unwrap();
+        assert_eq!((h.len(), h.max()), (7, 0));
+        // A count that does not fit the word is not possible; a negative one is refused.
+        let e = decode(&crafted(4, 3, 1 << 20, 4, &[u32::MAX as u64])).unwrap_err();
+        assert!(e.contains("negative count"), "{e}");
     }
 }

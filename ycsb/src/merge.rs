@@ -180,6 +180,7 @@ pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
     let runtime_ms =
         runtime_ms.ok_or_else(|| io(&report_path, "no [OVERALL], RunTime(ms) line"))?;
     let mut intervals = BTreeMap::new();
+    let mut logs: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut start: Option<f64> = None;
     let entries = std::fs::read_dir(dir).map_err(|e| io(dir, e))?;
     for entry in entries {
@@ -189,6 +190,18 @@ pub fn read_run(dir: &Path) -> Result<RunArtifacts, Error> {
                 .file_stem()
                 .map(|s| operation_of(&s.to_string_lossy()).to_string())
                 .unwrap_or_default();
+            // READ.hdr and HdrREAD.hdr (a two-in-one measurement type's name) are one
+            // operation's: two runs' logs in one directory, which one run cannot have written.
+            if let Some(other) = logs.insert(op.clone(), path.clone()) {
+                return Err(io(
+                    dir,
+                    format!(
+                        "{} and {} both log {op}: logs of two runs (remove the older one)",
+                        other.display(),
+                        path.display()
+                    ),
+                ));
+            }
             let (s, iv) = read_hdr_log(&path)?;
             start = Some(start.map_or(s, |x: f64| x.min(s)));
             intervals.insert(op, iv);
@@ -510,6 +523,44 @@ mod tests {
                 Value::Float(f) => f.to_string(),
             })
             .unwrap_or_else(|| panic!("no [{metric}], {m}"))
+    }
+
+    /// `READ.hdr` beside `HdrREAD.hdr` (an older two-in-one run's log left beside a newer
+    /// one's) is refused, naming both; before, one of them was dropped unseen.
+    #[test]
+    fn two_logs_of_one_operation_are_refused() {
+        let dir = std::env::temp_dir().join(format!("ycsb-merge-two-logs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("report.txt"),
+            "[OVERALL], RunTime(ms), 1000\n[READ], Operations, 1\n",
+        )
+        .unwrap();
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        h.record(100).unwrap();
+        let interval = crate::series::LoggedInterval {
+            start: std::time::Duration::ZERO,
+            duration: std::time::Duration::from_secs(1),
+            histogram: h,
+        };
+        for name in ["READ.hdr", "HdrREAD.hdr"] {
+            let mut f = std::fs::File::create(dir.join(name)).unwrap();
+            crate::hdr_log::write_log(
+                &mut f,
+                "READ",
+                std::time::SystemTime::now(),
+                std::slice::from_ref(&interval),
+            )
+            .unwrap();
+        }
+        let e = read_run(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("READ.hdr") && e.contains("HdrREAD.hdr") && e.contains("both log READ"),
+            "{e}"
+        );
+        std::fs::remove_file(dir.join("READ.hdr")).unwrap();
+        assert_eq!(read_run(&dir).unwrap().intervals["READ"].len(), 1);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
