@@ -525,6 +525,49 @@ mod tests {
             .unwrap_or_else(|| panic!("no [{metric}], {m}"))
     }
 
+    /// A log as `ycsb` wrote it before Round 34 (the `hdrhistogram` crate's V2 encoding, a
+    /// BaseTime line, stamps relative to it) still reads: absolute interval times, the same
+    /// counts.
+    #[test]
+    fn a_log_of_an_earlier_ycsb_version_reads() {
+        use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        let base = std::time::UNIX_EPOCH + Duration::from_millis(1_796_000_000_250);
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        h.record_n(250, 3).unwrap();
+        h.record(9_000).unwrap();
+        let mut bytes = Vec::new();
+        let mut serializer = V2DeflateSerializer::new();
+        {
+            let mut writer = IntervalLogWriterBuilder::new()
+                .with_base_time(base)
+                .with_start_time(base)
+                .begin_log_with(&mut bytes, &mut serializer)
+                .unwrap();
+            for at in [0, 2] {
+                writer
+                    .write_histogram(&h, Duration::from_secs(at), Duration::from_secs(1), None)
+                    .unwrap();
+            }
+        }
+        let path = std::env::temp_dir().join(format!("ycsb-old-log-{}.hdr", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let (start, intervals) = read_hdr_log(&path).unwrap();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(start, 1_796_000_000.25);
+        let times: Vec<(f64, f64)> = intervals.iter().map(|i| (i.start, i.end)).collect();
+        assert_eq!(
+            times,
+            [
+                (1_796_000_000.25, 1_796_000_001.25),
+                (1_796_000_002.25, 1_796_000_003.25)
+            ]
+        );
+        assert!(intervals
+            .iter()
+            .all(|i| i.histogram.len() == 4 && i.histogram.max() == h.max()));
+    }
+
     /// `READ.hdr` beside `HdrREAD.hdr` (an older two-in-one run's log left beside a newer
     /// one's) is refused, naming both; before, one of them was dropped unseen.
     #[test]
