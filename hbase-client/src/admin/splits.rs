@@ -4,8 +4,10 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
-/// Split keys for YCSB's `usertable` with `regions` regions, as YCSB's README suggests:
-/// `user{1000 + i * (9999 - 1000) / regions}` for `i` in `1..regions`.
+/// Split keys for YCSB's `usertable` with `regions` regions, after the formula of YCSB's HBase
+/// README: `user{1000 + i * (9999 - 1000) / regions}` for `i` in `1..regions`. (The README's
+/// Ruby takes `i` in `1..n_splits`, inclusive: `n_splits` keys, the last `user9999`, so
+/// `n_splits + 1` regions; here `regions` is the number of regions.)
 ///
 /// YCSB's keys are `user` followed by the decimal digits of a hashed record number, so these
 /// points spread hashed keys evenly. Gives `regions - 1` keys (none for 0 or 1 regions); beyond
