@@ -115,16 +115,7 @@ fn reads_hbase_site_files_as_hadoops_configuration_does() {
                 .env("HBASE_SITE_ORACLE_REF", "${plain}")
                 .env("HBASE_SITE_ORACLE_SELF", "${env.HBASE_SITE_ORACLE_SELF}")
                 .env_remove("HBASE_SITE_ORACLE_UNSET");
-            let out = cmd
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-            assert!(
-                out.status.success(),
-                "{program} {case}: {}\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
+            hbase_it::stdout_of(&format!("{program} {case}"), &mut cmd)
         };
         let java = run(
             &format!("{repo}/tests/java/interop/run"),

@@ -860,17 +860,7 @@ fn deliberate<'a>(
 
 /// Runs a program to its end and returns its output (its failure fails the test).
 fn run_program(program: &str, args: &[&str]) -> String {
-    let out = std::process::Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    hbase_it::stdout_of(program, std::process::Command::new(program).args(args))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

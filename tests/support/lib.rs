@@ -263,14 +263,22 @@ pub fn run_java_interop(spec: &std::path::Path) {
 /// succeeded.
 pub fn run_java_program<S: AsRef<std::ffi::OsStr>>(program: &str, args: &[S]) -> String {
     let repo = env!("CARGO_MANIFEST_DIR");
-    let what = format!("the Java side ({program})");
-    let out = std::process::Command::new(format!("{repo}/tests/java/interop/run"))
-        .args(["--program", program])
-        .args(args)
+    stdout_of(
+        &format!("the Java side ({program}; JDK 17 and Maven are needed)"),
+        std::process::Command::new(format!("{repo}/tests/java/interop/run"))
+            .args(["--program", program])
+            .args(args),
+    )
+}
+
+/// Runs `cmd` (`what` names it in a failure) to its end: its standard output, as UTF-8;
+/// panics with its output unless it succeeded.
+pub fn stdout_of(what: &str, cmd: &mut std::process::Command) -> String {
+    let out = cmd
         .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run it: {e} (JDK 17 and Maven are needed)"));
-    assert_succeeded(&what, &out);
-    String::from_utf8(out.stdout).expect("the Java side's output is UTF-8")
+        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
+    assert_succeeded(what, &out);
+    String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("{what}: output not UTF-8: {e}"))
 }
 
 /// The IPv4 address of `host` (a target of the address map), by the system resolver.
