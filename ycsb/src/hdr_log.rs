@@ -15,8 +15,13 @@
 //! HdrHistogram's V1 compressed encoding (cookie `0x1c849382`: 8-byte counts, zlib), the only
 //! one 2.1.4 decodes; the `hdrhistogram` crate writes and reads only the later V2 encoding,
 //! which 2.1.4 rejects ("The buffer does not contain a compressed Histogram"). Reading takes
-//! both (logs of earlier `ycsb` versions are V2). The date of StartTime is in UTC, as our
-//! status lines are (Java prints the JVM's zone); tools read only the number.
+//! both (logs of earlier `ycsb` versions are V2; the crate decodes those, once [`decode`] has
+//! checked the header against the bytes the line holds). The date of StartTime is in UTC, as
+//! our status lines are (Java prints the JVM's zone); tools read only the number.
+//!
+//! Newer HdrHistogram readers (2.1.12, 2.2.2) read these logs as 2.1.4 does, bucket for
+//! bucket (tests/ycsb_hdr.rs); their percentiles may be one rank higher than YCSB's report,
+//! as 2.1.10 changed getValueAtPercentile's rank from round-to-nearest to round-up.
 
 use std::io::{Read, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -35,6 +40,14 @@ const V1_COOKIE_BASE: u32 = 0x1c84_9301;
 /// integer-to-double conversion ratio (a double).
 const V1_HEADER_LEN: usize = 40;
 const WORD: u32 = 8;
+/// `V2EncodingCookieBase` with the word-size bits the `hdrhistogram` crate sets (0x10).
+const V2_COOKIE: u32 = 0x1c84_9313;
+/// `V2CompressedEncodingCookieBase`, likewise.
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// The V2 header: laid out as V1's.
+const V2_HEADER_LEN: usize = 40;
+/// A V2 count (or run of zeros) is a ZigZag LEB128 varint of at most 9 bytes.
+const V2_MAX_BYTES_PER_COUNT: usize = 9;
 
 /// HdrHistogram's bucket layout (the counts array's indexes), as `AbstractHistogram` computes
 /// it from the lowest discernible value and the significant digits.
@@ -141,9 +154,7 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
     }
     let cookie = be_u32(bytes, 0);
     if cookie & !0xf0 != V1_COMPRESSED_COOKIE_BASE {
-        return Deserializer::new()
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| format!("{e:?} (cookie {cookie:#x})"));
+        return decode_v2(bytes, cookie);
     }
     let word = ((cookie & 0xf0) >> 4) as usize;
     if !matches!(word, 2 | 4 | 8) {
@@ -206,6 +217,79 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
         }
     }
     Ok(h)
+}
+
+/// Checks a V2 header (see [`V2_HEADER_LEN`]) and returns its payload length: no more than
+/// a histogram of the header's range can take, each of its counts in the longest varint.
+fn v2_payload(header: &[u8]) -> Result<usize, String> {
+    let payload = be_u32(header, 4) as usize;
+    let sigfig = be_u32(header, 12);
+    let lowest = be_u64(header, 16);
+    let highest = be_u64(header, 24);
+    let layout = Layout::new(lowest, sigfig)?;
+    if highest < lowest.saturating_mul(2) {
+        return Err(format!(
+            "highest value {highest} below twice the lowest, {lowest}: not a histogram"
+        ));
+    }
+    let counts = layout.index_of(highest) + 1;
+    if payload > counts * V2_MAX_BYTES_PER_COUNT {
+        return Err(format!(
+            "a payload of {payload} bytes: a histogram of {sigfig} significant digits from {lowest} to {highest} has at most {counts} counts, {} bytes",
+            counts * V2_MAX_BYTES_PER_COUNT
+        ));
+    }
+    Ok(payload)
+}
+
+/// Decodes a V2 histogram (compressed, as logs hold it, or not) with the `hdrhistogram`
+/// crate, once its header has been checked: the crate sizes its buffer by the declared
+/// payload length before reading any (a 64-byte line could make it zero 4 GiB), so the crate
+/// gets a header whose payload the line holds, and no more than the header's range can
+/// take. What it allocates then is the payload and a histogram of the header's range (at
+/// most some 50 MB: 5 digits over all 64 bits), as a histogram of that range would take.
+fn decode_v2(bytes: &[u8], cookie: u32) -> Result<Histogram<u64>, String> {
+    let plain = match cookie {
+        V2_COMPRESSED_COOKIE => {
+            let len = be_u32(bytes, 4) as usize;
+            let compressed = bytes
+                .get(8..8 + len)
+                .ok_or("compressed length beyond the data")?;
+            let mut inflater = flate2::read::ZlibDecoder::new(compressed);
+            let mut plain = vec![0u8; V2_HEADER_LEN];
+            inflater
+                .read_exact(&mut plain)
+                .map_err(|e| format!("no V2 histogram inside the compressed one ({e})"))?;
+            if be_u32(&plain, 0) != V2_COOKIE {
+                return Err("no V2 histogram inside the compressed one".into());
+            }
+            let payload = v2_payload(&plain)?;
+            // Grown as the bytes come: the line may hold less than its header says.
+            inflater
+                .take(payload as u64)
+                .read_to_end(&mut plain)
+                .map_err(|e| format!("inflate: {e}"))?;
+            plain
+        }
+        V2_COOKIE => {
+            let header = bytes
+                .get(..V2_HEADER_LEN)
+                .ok_or("too short for a V2 histogram")?;
+            let payload = v2_payload(header)?;
+            bytes[..bytes.len().min(V2_HEADER_LEN + payload)].to_vec()
+        }
+        _ => {
+            return Err(format!(
+                "not an HdrHistogram encoding this reads, V1 or V2 (cookie {cookie:#x})"
+            ))
+        }
+    };
+    if plain.len() < V2_HEADER_LEN + be_u32(&plain, 4) as usize {
+        return Err("payload beyond the data".into());
+    }
+    Deserializer::new()
+        .deserialize(&mut &plain[..])
+        .map_err(|e| format!("{e:?} (cookie {cookie:#x})"))
 }
 
 /// Milliseconds as `%.3f` seconds.
@@ -327,6 +411,62 @@ mod tests {
         out.extend((compressed.len() as u32).to_be_bytes());
         out.extend(compressed);
         out
+    }
+
+    /// A V2 line (the `hdrhistogram` crate's encoding, earlier `ycsb` versions' logs) as a
+    /// damaged or crafted log may hold: a header claiming `lowest`..`highest` at `sigfig`
+    /// digits and a payload of `payload` bytes, then `body`; zlib-compressed unless `plain`.
+    fn crafted_v2(sigfig: u32, highest: u64, payload: u32, body: &[u8], plain: bool) -> Vec<u8> {
+        let mut raw = Vec::new();
+        raw.extend(0x1c84_9313u32.to_be_bytes());
+        raw.extend(payload.to_be_bytes());
+        raw.extend(0u32.to_be_bytes());
+        raw.extend(sigfig.to_be_bytes());
+        raw.extend(1u64.to_be_bytes());
+        raw.extend(highest.to_be_bytes());
+        raw.extend(1.0f64.to_be_bytes());
+        raw.extend(body);
+        if plain {
+            return raw;
+        }
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&raw).unwrap();
+        let compressed = z.finish().unwrap();
+        let mut out = Vec::new();
+        out.extend(0x1c84_9314u32.to_be_bytes());
+        out.extend((compressed.len() as u32).to_be_bytes());
+        out.extend(compressed);
+        out
+    }
+
+    /// A V2 line's header is checked before the `hdrhistogram` crate sees it: the crate sizes
+    /// a buffer by the declared payload length alone (zero-filled, up to 4 GiB for a 64-byte
+    /// line) and only then finds the bytes missing. Before, the first line below allocated
+    /// and zeroed 4 GiB and failed with `IoError(... UnexpectedEof ...)`; the second, 1,000
+    /// counts in a histogram of 0 digits from 1 to 2 (which has 3), read as an empty
+    /// histogram.
+    #[test]
+    fn a_crafted_v2_line_is_refused_before_the_crate_sizes_anything() {
+        for plain in [false, true] {
+            let e = decode(&crafted_v2(3, 1 << 20, u32::MAX, &[2, 4, 6], plain)).unwrap_err();
+            assert!(e.contains("a payload of 4294967295 bytes"), "{e}");
+            let e = decode(&crafted_v2(0, 2, 1000, &[0; 1000], plain)).unwrap_err();
+            assert!(e.contains("a payload of 1000 bytes"), "{e}");
+            assert!(e.contains("at most 3 counts"), "{e}");
+            // A payload the range allows but the line does not hold.
+            let e = decode(&crafted_v2(3, 1 << 20, 4096, &[2, 4, 6], plain)).unwrap_err();
+            assert!(e.contains("payload beyond the data"), "{e}");
+            // A well-formed line still reads: counts 1, 2, 3 at values 0, 1, 2 (zig-zag).
+            let h = decode(&crafted_v2(3, 1 << 20, 3, &[2, 4, 6], plain)).unwrap();
+            assert_eq!((h.len(), h.min(), h.max()), (6, 0, 2));
+        }
+        // A compressed length beyond the line, and a cookie of no encoding.
+        let mut line = crafted_v2(3, 1 << 20, 3, &[2, 4, 6], false);
+        line[7] = line[7].wrapping_add(10);
+        let e = decode(&line).unwrap_err();
+        assert!(e.contains("compressed length beyond the data"), "{e}");
+        let e = decode(&[0x1c, 0x84, 0x93, 0x99, 0, 0, 0, 0]).unwrap_err();
+        assert!(e.contains("not an HdrHistogram encoding"), "{e}");
     }
 
     /// A line with more counts than a histogram can have is refused. Before, the 66th count of
