@@ -680,7 +680,9 @@ async fn per_action_do_not_retry_in_a_multi_fails_at_once() {
 /// coprocessor's, sent with and without the do_not_retry flag). Each is read as a whole call's exception and
 /// as an action's in a Multi answer (a name, no flags); for each, both say whether it is
 /// retried, what it says of the cached location and how long the pause before the next attempt
-/// is. Where we differ on purpose (see `deliberate`, and the exception table's module
+/// is, and for a whole call's exception whether a call to the master failing with it forgets
+/// the master (so the next attempt asks the registry which master is active); that reading has
+/// no deliberate difference. Where we differ on purpose (see `deliberate`, and the exception table's module
 /// documentation), our answer must be exactly the one expected there. Every class the table
 /// names must be a class the server has. Needs no HBase.
 #[test]
@@ -694,6 +696,13 @@ fn exception_table_agrees_with_the_java_client() {
         "org.apache.hadoop.security.AccessControlException",
         "org.apache.hadoop.security.authorize.AuthorizationException",
         "javax.security.sasl.SaslException",
+        // The JDK's connection exceptions, which Java's master caller singles out
+        // (ClientExceptionsUtil.isConnectionException); a server can send them as any other.
+        "java.net.ConnectException",
+        "java.net.SocketTimeoutException",
+        "java.nio.channels.ClosedChannelException",
+        "java.io.SyncFailedException",
+        "java.io.EOFException",
         // A coprocessor's exception: its server has it, the client has not.
         "com.example.FooException",
     ];
@@ -752,19 +761,21 @@ fn exception_table_agrees_with_the_java_client() {
     for (spec, (j, o)) in specs.iter().zip(java_out.lines().zip(our_out.lines())) {
         let jf: Vec<&str> = j.split('\t').collect();
         let of: Vec<&str> = o.split('\t').collect();
-        assert_eq!((jf.len(), jf[0], of.len(), of[0]), (5, &**spec, 4, &**spec));
+        assert_eq!((jf.len(), jf[0], of.len(), of[0]), (6, &**spec, 5, &**spec));
         let value = |f: &str, key: &str| f.strip_prefix(key).unwrap().to_string();
         let java_says = [
             value(jf[1], "retry="),
             value(jf[2], "cache="),
             value(jf[3], "pause="),
+            value(jf[4], "master="),
         ];
         let we_say = [
             value(of[1], "retry="),
             value(of[2], "cache="),
             value(of[3], "pause="),
+            value(of[4], "master="),
         ];
-        let made = jf[4] == "made=yes";
+        let made = jf[5] == "made=yes";
         let (path, rest) = spec.split_once(':').unwrap();
         let name = rest.split('+').next().unwrap();
         let dnr = match path {
@@ -773,8 +784,10 @@ fn exception_table_agrees_with_the_java_client() {
         };
         let java_says = java_says.each_ref().map(String::as_str);
         let we_say = we_say.each_ref().map(String::as_str);
-        let expected = deliberate(name, dnr, made, java_says);
-        let want = expected.map_or(java_says, |(want, _)| want);
+        let [retry, cache, pause, master] = java_says;
+        let expected = deliberate(name, dnr, made, [retry, cache, pause]);
+        // Forgetting the master has no deliberate difference: ours must say what Java says.
+        let want = expected.map_or(java_says, |([r, c, p], _)| [r, c, p, master]);
         if we_say != want {
             let why = expected.map_or(String::new(), |(_, why)| {
                 format!("\n  expected: {want:?} ({why})")
@@ -837,16 +850,14 @@ fn deliberate<'a>(
                 "a stopped server's regions are all dropped",
             ))
         }
-        // Only a master raises these, and Java's master caller keeps its master on them
-        // (AsyncMasterRequestRpcRetryingCaller forgets it only on a connection exception or
-        // ServerNotRunningYetException); ClientExceptionsUtil, for region locations, has no say.
-        "MasterNotRunningException" | "PleaseHoldException" if java[1] == "drop" => Some((
-            [java[0], "keep", java[2]],
-            "a master's answer keeps the master",
-        )),
         // Plain IOExceptions to Java, retried: a refused permission or an illegal argument
-        // stays so however often it is sent.
-        "IllegalArgumentIOException" | "AccessControlException" | "SaslException" => Some((
+        // stays so however often it is sent. AuthorizationException (a service-level
+        // authorization refusal) is Hadoop's subclass of AccessControlException and reads as
+        // its parent does.
+        "IllegalArgumentIOException"
+        | "AccessControlException"
+        | "AuthorizationException"
+        | "SaslException" => Some((
             NEVER,
             "an illegal argument or a refused permission is never retried",
         )),

@@ -23,6 +23,12 @@
 //! - Pauses: the overloaded pause for an `HBaseServerException` that says so
 //!   (`CallQueueTooBigException`, `CallDroppedException`), the server's wait for an
 //!   `RpcThrottlingException`, none for a `RetryImmediatelyException`.
+//! - The master: a failed call to the master forgets it (the next attempt asks the registry
+//!   which master is active) only when the call is retried and failed with a connection
+//!   exception (`ClientExceptionsUtil.isConnectionException`: a refused or timed-out connect, a
+//!   closed connection, a call timeout, a server marked failed, and the JDK's socket classes)
+//!   or a `ServerNotRunningYetException` (a backup master answering), as Java's
+//!   `AsyncMasterRequestRpcRetryingCaller` does; any other answer came from the master meant.
 //!
 //! Where it differs from the Java client on purpose (the test expects exactly these):
 //!
@@ -37,14 +43,16 @@
 //!   its single-request callers, like us, leave it).
 //! - `RegionServerStoppedException` and `RegionServerAbortedException` drop every region cached
 //!   on that server, not only the one called.
-//! - `MasterNotRunningException` and `PleaseHoldException`, which only a master raises, keep the
-//!   master's location, as Java's master caller keeps its master.
-//! - `IllegalArgumentIOException`, Hadoop's `AccessControlException` and `SaslException`, plain
-//!   IOExceptions to Java, are never retried: an illegal argument or a refused permission stays
-//!   so.
+//! - `IllegalArgumentIOException`, Hadoop's `AccessControlException` (and its subclass
+//!   `AuthorizationException`) and `SaslException`, plain IOExceptions to Java, are never
+//!   retried: an illegal argument or a refused permission stays so, and retrying it would only
+//!   make its caller wait out the operation timeout for an error of the wrong kind.
 //!
 //! The errors the client raises itself have no class to compare and are not in that test: a
-//! refused or unreachable server drops every region cached on it, as a stopped one does.
+//! refused or unreachable server drops every region cached on it, as a stopped one does; a
+//! connect that fails, a connection lost and a call that timed out forget the master, as the
+//! Java classes for them (`ConnectException`, `ConnectionClosedException`,
+//! `CallTimeoutException`, `FailedServerException`) do.
 
 use super::{Error, ErrorKind, RemoteException};
 
@@ -59,6 +67,18 @@ pub(crate) struct Verdict {
     pub(crate) pause: PauseClass,
     /// Whether another attempt can succeed.
     pub(crate) retry: Retry,
+    /// What a call to the master failing with it says of that master.
+    pub(crate) master: MasterAction,
+}
+
+/// What a failed call to the master says of the master called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MasterAction {
+    /// It answered (or may still): keep calling it.
+    Keep,
+    /// The connection to it is lost, or it is not the active master yet (a backup master):
+    /// ask the registry which master is active before the next attempt.
+    Forget,
 }
 
 /// Cached locations an error invalidates.
@@ -106,6 +126,16 @@ impl Verdict {
             cache,
             pause,
             retry,
+            master: MasterAction::Keep,
+        }
+    }
+
+    /// The same verdict, which also forgets the master (only for a retried error: one never
+    /// retried ends the operation, and Java keeps its master then).
+    const fn forgets_master(self) -> Self {
+        Verdict {
+            master: MasterAction::Forget,
+            ..self
         }
     }
 }
@@ -124,6 +154,14 @@ const SCANNER_LOST: Verdict = Verdict::new(DoNotRetry, Keep, Normal, Retry::Reop
 const UNKNOWN: Verdict = Verdict::new(Retryable, DropRegion, Normal, Retry::Yes);
 /// Credentials or trust refused: never retried (they must change first), nothing is stale.
 const REFUSED: Verdict = Verdict::new(Authentication, Keep, Normal, Retry::No);
+/// The connection to the server is lost (a server's own socket or timeout exception, as
+/// Java's `ClientExceptionsUtil.isConnectionException` lists them): retried, the region looked
+/// up again, and a master called forgotten.
+const CONNECTION_LOST: Verdict = UNKNOWN.forgets_master();
+/// A timeout on the server's side (a row lock, a procedure, the client's deadline): the region
+/// is looked up again, as after any other exception Java does not single out; Java counts the
+/// two classes among its connection exceptions, so a master called is forgotten.
+const TIMED_OUT: Verdict = Verdict::new(Timeout, DropRegion, Normal, Retry::Yes).forgets_master();
 
 /// The verdict on `e`.
 pub(crate) fn verdict(e: &Error) -> Verdict {
@@ -135,15 +173,18 @@ pub(crate) fn verdict(e: &Error) -> Verdict {
             } else {
                 Retryable
             };
-            Verdict::new(kind, DropServer, Normal, Retry::Yes)
+            Verdict::new(kind, DropServer, Normal, Retry::Yes).forgets_master()
         }
-        Error::RecentlyFailed { .. } => Verdict::new(Retryable, DropServer, Normal, Retry::Yes),
+        Error::RecentlyFailed { .. } => {
+            Verdict::new(Retryable, DropServer, Normal, Retry::Yes).forgets_master()
+        }
         Error::Connection { .. } | Error::ConnectionClosed { .. } => {
-            Verdict::new(Retryable, DropRegion, Normal, Retry::Yes)
+            Verdict::new(Retryable, DropRegion, Normal, Retry::Yes).forgets_master()
         }
         // A call that timed out: only that call failed, and at most its region's location is
-        // stale (the connection layer decides whether the server is dead).
-        Error::Timeout { .. } => Verdict::new(Timeout, DropRegion, Normal, Retry::Yes),
+        // stale (the connection layer decides whether the server is dead). Java's
+        // CallTimeoutException, a connection exception to its master caller.
+        Error::Timeout { .. } => TIMED_OUT,
         // A corrupt frame closes its connection; the region is where it was.
         Error::Protocol(_) => BUSY,
         Error::ZooKeeper { .. } | Error::Bootstrap { .. } => BUSY,
@@ -153,6 +194,7 @@ pub(crate) fn verdict(e: &Error) -> Verdict {
         Error::TableDisabled(_) | Error::InvalidInput(_) | Error::ProcedureFailed { .. } => NEVER,
         Error::RetriesExhausted { last, .. } => Verdict {
             retry: Retry::No,
+            master: MasterAction::Keep,
             ..verdict(last)
         },
         Error::OutcomeUnknown { .. } => Verdict::new(OutcomeUnknown, Keep, Normal, Retry::No),
@@ -213,17 +255,33 @@ const CLASSES: &[(&[&str], Verdict)] = &[
         ],
         Verdict::new(RegionMoved, DropServer, Normal, Retry::Yes),
     ),
-    // Still starting: its regions are being assigned.
-    (&["ServerNotRunningYetException"], UNKNOWN),
-    // On this server, which is busy.
+    // Still starting: its regions are being assigned; from a master, it is a backup master
+    // (or one not started yet), so the active one is looked up again.
+    (&["ServerNotRunningYetException"], UNKNOWN.forgets_master()),
+    // A master starting up or going away: retried, and it stays the master to call (only a
+    // lost connection or ServerNotRunningYetException forgets it); for a region's location,
+    // Java's ClientExceptionsUtil drops it as after any exception it does not single out.
+    (
+        &["PleaseHoldException", "MasterNotRunningException"],
+        UNKNOWN,
+    ),
+    // The connection to the server is lost (the JDK's classes a server can send too; not
+    // ClosedChannelException, which has no constructor from a message: Java cannot make one
+    // from a server's answer and gives up on it).
     (
         &[
-            "RegionTooBusyException",
-            "PleaseHoldException",
-            "MasterNotRunningException",
+            "ConnectionClosedException",
+            "ConnectionClosingException",
+            "FailedServerException",
+            "ConnectException",
+            "SocketTimeoutException",
+            "SyncFailedException",
+            "EOFException",
         ],
-        BUSY,
+        CONNECTION_LOST,
     ),
+    // On this server, which is busy.
+    (&["RegionTooBusyException"], BUSY),
     (
         &["CallQueueTooBigException", "CallDroppedException"],
         Verdict::new(Retryable, Keep, Overloaded, Retry::Yes),
@@ -236,12 +294,8 @@ const CLASSES: &[(&[&str], Verdict)] = &[
         &["RetryImmediatelyException", "MultiActionResultTooLarge"],
         Verdict::new(Retryable, Keep, Immediate, Retry::Yes),
     ),
-    // The server gave up waiting (a row lock, a procedure, the client's deadline): the region
-    // is looked up again, as after any other exception Java does not single out.
-    (
-        &["CallTimeoutException", "TimeoutIOException"],
-        Verdict::new(Timeout, DropRegion, Normal, Retry::Yes),
-    ),
+    // The server gave up waiting (see TIMED_OUT).
+    (&["CallTimeoutException", "TimeoutIOException"], TIMED_OUT),
     (
         &["OperationTimeoutExceededException"],
         Verdict::new(Timeout, Keep, Normal, Retry::No),
@@ -314,8 +368,10 @@ const CLASSES: &[(&[&str], Verdict)] = &[
             "WrongVersionException",
             // Not a DoNotRetryIOException in HBase, but an illegal argument stays illegal.
             "IllegalArgumentIOException",
-            // An authentication or authorization rejection (Hadoop's classes).
+            // An authentication or authorization rejection (Hadoop's classes;
+            // AuthorizationException is a subclass of AccessControlException).
             "AccessControlException",
+            "AuthorizationException",
             "SaslException",
         ],
         NEVER,
@@ -334,17 +390,18 @@ fn class_verdict(short: &str) -> Verdict {
 /// tests/support/bin/exception_facts.rs). Not part of the public API.
 #[doc(hidden)]
 pub mod oracle {
-    use super::{CacheAction, PauseClass, RemoteException, Retry, CLASSES};
+    use super::{CacheAction, MasterAction, PauseClass, RemoteException, Retry, CLASSES};
 
     /// The short class names the table knows.
     pub fn known_classes() -> impl Iterator<Item = &'static str> {
         CLASSES.iter().flat_map(|(names, _)| names.iter().copied())
     }
 
-    /// The verdict on `e` as `[retry, cache, pause]`: `yes`/`no` (a lost scanner is `no`: only a
-    /// scan reopens), `keep`/`drop`/`moved`/`drop-server`, and
-    /// `normal`/`overloaded`/`throttled`/`immediate`, or `-` when it is not retried.
-    pub fn verdict_words(e: &RemoteException) -> [&'static str; 3] {
+    /// The verdict on `e` as `[retry, cache, pause, master]`: `yes`/`no` (a lost scanner is
+    /// `no`: only a scan reopens), `keep`/`drop`/`moved`/`drop-server`,
+    /// `normal`/`overloaded`/`throttled`/`immediate` or `-` when it is not retried, and
+    /// `forget`/`keep`: whether a master call failing with it forgets the master.
+    pub fn verdict_words(e: &RemoteException) -> [&'static str; 4] {
         let v = super::remote_verdict(e);
         let retried = v.retry == Retry::Yes;
         let cache = match v.cache {
@@ -360,7 +417,11 @@ pub mod oracle {
             PauseClass::Throttled => "throttled",
             PauseClass::Immediate => "immediate",
         };
-        [if retried { "yes" } else { "no" }, cache, pause]
+        let master = match v.master {
+            MasterAction::Keep => "keep",
+            MasterAction::Forget => "forget",
+        };
+        [if retried { "yes" } else { "no" }, cache, pause, master]
     }
 }
 
@@ -414,6 +475,42 @@ mod tests {
             class_verdict("RegionServerStoppedException").cache,
             DropServer
         );
+    }
+
+    #[test]
+    fn the_master_is_forgotten_only_when_it_may_be_gone() {
+        use MasterAction::{Forget, Keep as Stay};
+        for class in [
+            "ServerNotRunningYetException",
+            "CallTimeoutException",
+            "ConnectionClosedException",
+            "EOFException",
+        ] {
+            assert_eq!(class_verdict(class).master, Forget, "{class}");
+        }
+        for class in [
+            "PleaseHoldException",
+            "MasterNotRunningException",
+            "NotServingRegionException",
+            "SomethingNewException",
+            "AccessDeniedException",
+        ] {
+            assert_eq!(class_verdict(class).master, Stay, "{class}");
+        }
+        // A flagged class is never retried, and then the master stays.
+        let v = remote_verdict(&remote("EOFException", true, false));
+        assert_eq!((v.retry, v.master), (Retry::No, Stay));
+        let refused = Error::Connect {
+            addr: "h:1".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert_eq!(verdict(&refused).master, Forget);
+        assert_eq!(verdict(&Error::Protocol("bad frame".into())).master, Stay);
+        let wrapped = Error::RetriesExhausted {
+            attempts: 2,
+            last: Box::new(refused),
+        };
+        assert_eq!(verdict(&wrapped).master, Stay);
     }
 
     #[test]

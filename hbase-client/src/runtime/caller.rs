@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::error::exceptions::{self, CacheAction, Retry, Verdict};
+use crate::error::exceptions::{self, CacheAction, MasterAction, Retry, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::region::{Location, RegionLocation, ServerName, TableName};
 use crate::rpc::connection::{CallError, Delivery, RpcConnection};
@@ -373,12 +373,14 @@ impl<'a> Operation<'a> {
         }
     }
 
-    /// Applies what `e` says about `place` to the location cache, and counts it.
+    /// Applies what `e` says about `place` to the location cache (and for the master, to the
+    /// master the client calls), and counts it.
     pub(crate) fn observe(&self, e: &Error, place: Place<'_>, delivery: Delivery) -> Verdict {
         let rt = self.rt;
         let verdict = exceptions::verdict(e);
-        // A call that never left the client says nothing about its region.
-        let cache = if delivery == Delivery::NotSent && matches!(e, Error::Timeout { .. }) {
+        // A call that never left the client says nothing about its region or its master.
+        let says_nothing = delivery == Delivery::NotSent && matches!(e, Error::Timeout { .. });
+        let cache = if says_nothing {
             CacheAction::Keep
         } else {
             verdict.cache
@@ -394,8 +396,14 @@ impl<'a> Operation<'a> {
         }
         let region_cache = rt.locator.cache();
         match (cache, place) {
+            // The exception table decides, apart from the region cache: a master's answer that
+            // drops a region's location (PleaseHoldException) still came from the master meant.
+            (_, Place::Master) => {
+                if verdict.master == MasterAction::Forget && !says_nothing {
+                    rt.forget_master();
+                }
+            }
             (CacheAction::Keep, _) | (_, Place::Nowhere) => {}
-            (_, Place::Master) => rt.forget_master(),
             (CacheAction::DropServer, Place::Regions(locs)) => {
                 if let Some(l) = locs.first() {
                     region_cache.invalidate_server(&l.server);

@@ -21,7 +21,8 @@
 //   region's exception inside a Multi answer: a NameBytesPair, a class name and a message).
 //   One line each:
 //     SPEC <tab> retry=yes|no <tab> cache=keep|drop|moved
-//          <tab> pause=normal|overloaded|throttled|immediate|- <tab> made=yes|no
+//          <tab> pause=normal|overloaded|throttled|immediate|- <tab> master=forget|keep|-
+//          <tab> made=yes|no
 //   retry: whether the Java client retries (not a DoNotRetryIOException once read).
 //   cache: what ClientExceptionsUtil.isMetaClearingException says of the cached location (keep
 //     it, drop it, or, for a RegionMovedException, replace it by the new server), computed for
@@ -31,6 +32,13 @@
 //     RetryImmediatelyException (the batch callers resubmit at once), throttled for an
 //     RpcThrottlingException (its own wait), overloaded when HBaseServerException says the
 //     server is overloaded (the longer pause), else normal.
+//   master: for a call, whether Java's master caller forgets the master it called (its cached
+//     master stub, so the next attempt asks the registry for the active master) when the call
+//     fails with the exception: AsyncMasterRequestRpcRetryingCaller.clearMasterStubCacheOnError
+//     forgets it on a connection exception (ClientExceptionsUtil.isConnectionException) or a
+//     ServerNotRunningYetException (a backup master answering), and AsyncRpcRetryingCaller.onError
+//     calls it only for an exception it retries (it gives up on a DoNotRetryIOException first).
+//     "-" for an action: a master call is never a Multi.
 //   made: whether the client made an exception of the class sent; "no" when it cannot load the
 //     class or make one from a message, and then the lines above are about what it made
 //     instead (a DoNotRetryIOException for a call, an IOException failing the whole Multi
@@ -208,8 +216,18 @@ public class ExceptionFacts {
     } else {
       pause = "normal";
     }
+    String master;
+    if (!path.equals("call")) {
+      master = "-";
+    } else if (retried
+        && (org.apache.hadoop.hbase.exceptions.ClientExceptionsUtil.isConnectionException(e)
+            || e instanceof org.apache.hadoop.hbase.ipc.ServerNotRunningYetException)) {
+      master = "forget";
+    } else {
+      master = "keep";
+    }
     boolean made = e.getClass().getName().equals(name);
     return "retry=" + (retried ? "yes" : "no") + "\tcache=" + cache + "\tpause=" + pause
-        + "\tmade=" + (made ? "yes" : "no");
+        + "\tmaster=" + master + "\tmade=" + (made ? "yes" : "no");
   }
 }

@@ -5,7 +5,9 @@
 //! `exception-facts SPEC...`: SPEC is `call:NAME[+dnr][+overloaded]` (an exception answering
 //! a whole call, with the ExceptionResponse's flags) or `action:NAME` (an action's exception
 //! in a Multi answer: a class name and a message, no flags). One line each:
-//! SPEC <tab> retry=… <tab> cache=… <tab> pause=… (see `hbase_client::exception_oracle`).
+//! SPEC <tab> retry=… <tab> cache=… <tab> pause=… <tab> master=… (see
+//! `hbase_client::exception_oracle`); `master=-` for an action (a master call is never a
+//! Multi).
 //!
 //! `exception-facts known`: the short class names the table knows, one a line.
 
@@ -54,7 +56,8 @@ fn main() {
             do_not_retry,
             server_overloaded,
         };
-        let [retry, cache, pause] = exception_oracle::verdict_words(&e);
-        println!("{spec}\tretry={retry}\tcache={cache}\tpause={pause}");
+        let [retry, cache, pause, master] = exception_oracle::verdict_words(&e);
+        let master = if path == "call" { master } else { "-" };
+        println!("{spec}\tretry={retry}\tcache={cache}\tpause={pause}\tmaster={master}");
     }
 }
