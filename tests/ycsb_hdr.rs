@@ -2,7 +2,11 @@
 //! 0.17.0 (`site.ycsb.Client`, `site.ycsb.BasicDB`) and our `ycsb` (`basic`) make the same run,
 //! each writing its logs; HdrHistogram 2.1.4's `HistogramLogReader` (the version YCSB ships,
 //! as HistogramLogProcessor reads logs) reads both (`hbasers.oracle.HdrLogs`), and so does ours
-//! (`ycsb::merge::read_hdr_log`, what `ycsb merge` and `ycsb plot` read). No HBase needed.
+//! (`ycsb::merge::read_hdr_log`, what `ycsb merge` and `ycsb plot` read). The newer
+//! HdrHistogram readers users also read logs with ([`NEWER`], from Maven Central by the pom's
+//! `hdrhistogram.version`) read every log too, the same histograms bucket for bucket; only
+//! their percentiles may differ, by 2.1.10's rank rule (see [`assert_same_histograms`]). No
+//! HBase needed.
 //!
 //! The run is paced (`-target`) over about two seconds with `status.interval=1`, so each log
 //! holds several intervals. Timing is not deterministic; what is compared exactly is the
@@ -11,6 +15,7 @@
 //! each reader derives from the same file.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use hbase_it::ycsb_java::{repo, run_with_stdin, ycsb_hdr_logs};
 use ycsb::measurements::{java_mean, value_at_percentile};
@@ -116,29 +121,97 @@ struct Summary {
     total: String,
 }
 
-/// `HdrLogs`'s statistics of a histogram (a macro: the test names no `hdrhistogram` type).
+/// `HdrLogs`'s statistics of a histogram, with its buckets as `lowest:count` (a macro: the
+/// test names no `hdrhistogram` type).
 macro_rules! stats {
     ($h:expr) => {{
         let h = $h;
         let n = h.len();
+        let values: Vec<String> = h
+            .iter_recorded()
+            .map(|v| {
+                format!(
+                    "{}:{}",
+                    h.lowest_equivalent(v.value_iterated_to()),
+                    v.count_at_value()
+                )
+            })
+            .collect();
         format!(
-            "count={n} min={} max={} mean={:.3} p50={} p99={} p99.9={}",
+            "count={n} min={} max={} mean={:.3} p50={} p99={} p99.9={} values={}",
             if n == 0 { 0 } else { h.min() },
             h.max(),
             if n == 0 { 0.0 } else { java_mean(h) },
             value_at_percentile(h, 50.0),
             value_at_percentile(h, 99.0),
             value_at_percentile(h, 99.9),
+            values.join(","),
         )
     }};
 }
 
-/// HdrHistogram 2.1.4's `HistogramLogReader` on `files`: panics (with Java's exception) when
-/// it cannot read one.
-fn java_read(files: &[&Path]) -> Vec<Summary> {
-    let args: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = ycsb_hdr_logs().run("hbasers.oracle.HdrLogs", &args, None);
+/// YCSB 0.17.0's HdrHistogram, whose reader each log is checked with first.
+const YCSBS: &str = "2.1.4";
+
+/// The newer HdrHistogram versions on Maven Central that users read logs with: the last 2.1
+/// and the newest.
+const NEWER: [&str; 2] = ["2.1.12", "2.2.2"];
+
+/// `HdrLogs` with HdrHistogram `version` in place of YCSB's: the pom's dependencies with
+/// `-Dhdrhistogram.version` (fetched once per version, into `target/ycsb-java/`), which leaves
+/// that version alone on the classpath, and the harness as [`ycsb_hdr_logs`] compiled it.
+fn hdr_logs_with(version: &str) -> Command {
+    let tool = ycsb_hdr_logs();
+    if version == YCSBS {
+        return tool.command(&[], "hbasers.oracle.HdrLogs");
+    }
+    let dir = repo().join(format!("target/ycsb-java/hdr-logs-{version}"));
+    let pom = repo().join("tests/java/ycsb/hdr/pom.xml");
+    let stamp = dir.join("lib.stamp");
+    let pom_text = std::fs::read_to_string(&pom).unwrap();
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pom_text.as_str()) {
+        let tmp = dir.join(format!("lib.tmp.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        hbase_it::stdout_of(
+            &format!("fetching HdrHistogram {version} (Maven)"),
+            Command::new("mvn")
+                .args(["-B", "-q", "-f"])
+                .arg(&pom)
+                .arg(format!("-Dhdrhistogram.version={version}"))
+                .arg("-DincludeArtifactIds=HdrHistogram")
+                .arg("dependency:copy-dependencies")
+                .arg(format!("-DoutputDirectory={}", tmp.display())),
+        );
+        let _ = std::fs::remove_dir_all(dir.join("lib"));
+        std::fs::rename(&tmp, dir.join("lib")).unwrap();
+        std::fs::write(&stamp, &pom_text).unwrap();
+    }
+    let jars: Vec<String> = std::fs::read_dir(dir.join("lib"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        jars,
+        [format!("HdrHistogram-{version}.jar")],
+        "{}",
+        dir.display()
+    );
+    let mut cmd = Command::new("java");
+    cmd.arg("-cp")
+        .arg(format!(
+            "{}:{}/lib/*",
+            tool.dir.join("classes").display(),
+            dir.display()
+        ))
+        .arg("hbasers.oracle.HdrLogs")
+        .current_dir(repo());
+    cmd
+}
+
+/// HdrHistogram `version`'s `HistogramLogReader` on `files`: panics (with Java's exception)
+/// when it cannot read one.
+fn java_read(version: &str, files: &[&Path]) -> Vec<Summary> {
+    let out = run_with_stdin(hdr_logs_with(version).args(files), None);
     let text = String::from_utf8(out.stdout).unwrap();
     let mut summaries = Vec::new();
     for line in text.lines() {
@@ -213,6 +286,52 @@ fn assert_same_reading(what: &str, java: &Summary, ours: &Summary) {
     assert_eq!(java.total, ours.total, "{what}");
 }
 
+/// A newer HdrHistogram's reading of a log against 2.1.4's: the same start time and
+/// intervals (each stamp within the millisecond either truncates to), and in each interval
+/// and the total the same histogram, bucket for bucket, so the same count, min, max and mean.
+/// The percentiles are the same or higher: 2.1.10 made getValueAtPercentile's rank round up
+/// (`ceil(p * count / 100)`, less one ulp of p) where 2.1.4 rounds to nearest, so where
+/// `p * count / 100` has a fraction below one half the newer reader takes the next value.
+/// Returns how many percentiles differ (of how many).
+fn assert_same_histograms(what: &str, old: &Summary, new: &Summary) -> (usize, usize) {
+    let close = |a: i64, b: i64| (a - b).abs() <= 1;
+    assert_eq!(old.start_ms, new.start_ms, "{what}");
+    assert_eq!(old.intervals.len(), new.intervals.len(), "{what}");
+    let (mut differ, mut all) = (0, 0);
+    let mut compare = |o: &str, n: &str| {
+        let fields = |s: &str| -> Vec<(String, String)> {
+            s.split(' ')
+                .map(|f| {
+                    let (k, v) = f.split_once('=').unwrap();
+                    (k.to_string(), v.to_string())
+                })
+                .collect()
+        };
+        let (fo, fneu) = (fields(o), fields(n));
+        assert_eq!(
+            fo.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            fneu.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            "{what}"
+        );
+        for ((k, a), (_, b)) in fo.iter().zip(&fneu) {
+            if k.starts_with('p') {
+                let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+                assert!(b >= a, "{what}: {k} {b} below 2.1.4's {a}\n{o}\n{n}");
+                all += 1;
+                differ += usize::from(a != b);
+            } else {
+                assert_eq!(a, b, "{what}: {k}");
+            }
+        }
+    };
+    for (o, n) in old.intervals.iter().zip(&new.intervals) {
+        assert!(close(o.0, n.0) && close(o.1, n.1), "{what}: {o:?} / {n:?}");
+        compare(&o.2, &n.2);
+    }
+    compare(&old.total, &new.total);
+    (differ, all)
+}
+
 /// The header lines of a log (those before the first interval), digits masked.
 fn header(file: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap();
@@ -262,7 +381,19 @@ fn check_run(who: &str, run: &Run, expected: &[&str]) -> Vec<(String, Summary)> 
     let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, expected, "{who}");
     let files: Vec<&Path> = logs.iter().map(|(_, p)| p.as_path()).collect();
-    let java = java_read(&files);
+    let java = java_read(YCSBS, &files);
+    // The newer readers read every log as 2.1.4 does (what differs is counted and printed for
+    // the record: their percentiles).
+    for version in NEWER {
+        let (mut differ, mut all) = (0, 0);
+        for ((op, _), (old, new)) in logs.iter().zip(java.iter().zip(java_read(version, &files))) {
+            let what = format!("{who} {op}.hdr read by HdrHistogram {version}");
+            let (d, a) = assert_same_histograms(&what, old, &new);
+            differ += d;
+            all += a;
+        }
+        eprintln!("{who}: HdrHistogram {version} read every log as {YCSBS}; {differ} of {all} percentiles differ (its rank rule)");
+    }
     let mut out = Vec::new();
     for ((op, file), java) in logs.iter().zip(java) {
         let what = format!("{who} {op}.hdr");
