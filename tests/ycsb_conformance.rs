@@ -4,7 +4,7 @@
 //! generators' outputs for the same random sequence, the operation stream of every core
 //! workload (each written value's length too, under every field length distribution), report text for the same measurements (text, JSON and JSON-array exporters, every
 //! measurement type), status lines, `BasicDB`'s output, the interactive shell, how a `-P`
-//! file is read and the iteration orders of Java's hash containers.
+//! file and a command line are read and the iteration orders of Java's hash containers.
 //!
 //! Random sequences: the harness seeds its thread's `ThreadLocalRandom` and prints the thread
 //! id; our `JavaRandom` with the same seed and id draws the same numbers (the first test proves
@@ -1769,5 +1769,429 @@ fn property_files_read_as_ycsb_reads_them() {
         "property files: {} compared with YCSB's Client ({named} by hand), {} refused for a lone surrogate",
         files.len(),
         refused_surrogates.len()
+    );
+}
+
+/// What YCSB's `Client.parseArguments` made of one command line: its properties as escaped
+/// `key=value` lines (sorted), or `ERROR <reason>` (it printed the usage text and called
+/// `System.exit`, or threw).
+type CliAnswer = Result<Vec<String>, String>;
+
+/// Each command line (its arguments, as `Client` gets them) through YCSB's own
+/// `Client.parseArguments` (the harness's `clis`). A line that makes `Client` call
+/// `System.exit` ends that JVM; the lines after it go to a new one.
+fn java_command_lines(lines: &[Vec<String>]) -> Vec<CliAnswer> {
+    let mut answers: Vec<CliAnswer> = Vec::new();
+    while answers.len() < lines.len() {
+        let stdin: String = lines[answers.len()..]
+            .iter()
+            .map(|args| {
+                args.iter()
+                    .map(|a| escape_units(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    + "\n"
+            })
+            .collect();
+        let out = oracle(&["clis"], Some(&stdin));
+        let before = answers.len();
+        let mut block: Option<Vec<String>> = None;
+        let finish = |block: Option<Vec<String>>, answers: &mut Vec<CliAnswer>| {
+            if let Some(mut b) = block {
+                answers.push(
+                    match b
+                        .iter()
+                        .find(|l| l.starts_with("EXIT ") || l.starts_with("THROW "))
+                    {
+                        Some(e) => Err(e.clone()),
+                        None => {
+                            b.sort();
+                            Ok(b)
+                        }
+                    },
+                );
+            }
+        };
+        for line in out.lines() {
+            if line.starts_with("== ") {
+                finish(block.take(), &mut answers);
+                block = Some(Vec::new());
+            } else {
+                block
+                    .as_mut()
+                    .unwrap_or_else(|| panic!("harness output before a block: {out}"))
+                    .push(line.to_string());
+            }
+        }
+        finish(block.take(), &mut answers);
+        assert!(
+            answers.len() > before,
+            "the harness answered nothing:\n{out}"
+        );
+    }
+    answers
+}
+
+/// What `ycsb SUB ARGS` runs on: the properties of its files and command line, with
+/// `dotransactions` from the subcommand (as the driver sets it, and as bin/ycsb's trailing
+/// `-t` / `-load` sets it in Java).
+fn our_command_line(sub: &str, args: &[String]) -> CliAnswer {
+    let mut argv = vec![sub.to_string()];
+    argv.extend(args.iter().cloned());
+    let inv = ycsb::cli::parse(&argv).map_err(|e| format!("ERROR {e}"))?;
+    let (ycsb::cli::Command::Run(c) | ycsb::cli::Command::Load(c)) = &inv.command else {
+        panic!("{argv:?} parsed as {:?}", inv.command)
+    };
+    let mut p =
+        ycsb::cli::build_properties(&c.files, &inv.cli_props).map_err(|e| format!("ERROR {e}"))?;
+    p.set("dotransactions", (sub == "run").to_string());
+    let mut v: Vec<String> = p
+        .sorted()
+        .iter()
+        .map(|(k, v)| format!("{}={}", escape_units(k), escape_units(v)))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The `-P` files of the command-line comparison: keys shared with each other and with the
+/// `-p` names drawn.
+fn command_line_files(dir: &std::path::Path) -> Vec<String> {
+    [
+        "recordcount=1\nthreadcount=9\nlabel=file\nk=file0\n",
+        "recordcount=2\nfieldcount=3\nstatus=false\ndotransactions=false\n",
+        "target=100\ndb=fromfile\n=empty\nx\\ y=spaced\n",
+        "workload=fromfile\nk=file3\n",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, text)| {
+        let p = dir.join(format!("cli{i}.properties"));
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    })
+    .collect()
+}
+
+/// A random YCSB command line (deterministic): `-p` pairs with `=` in names and values, empty
+/// names and values, unicode, backslashes, spaces, hyphens and line ends; `-P` files (now and
+/// then a missing one), `-s`, `-t`, `-load`, `-threads`, `-target`, `-l`, `-db`, rarely a pair
+/// without `=`, a bad number or an option with no value at the end.
+fn random_command_line(next: &mut impl FnMut() -> u64, files: &[String]) -> Vec<String> {
+    const NAMES: &[&str] = &[
+        "recordcount",
+        "threadcount",
+        "target",
+        "status",
+        "label",
+        "db",
+        "dotransactions",
+        "workload",
+        "fieldcount",
+        "k",
+        "",
+        "x y",
+        "a\\b",
+        "ключ",
+        "é",
+        "😀",
+        "k=",
+        "-threads",
+        "-s",
+    ];
+    const VALUES: &[&str] = &[
+        "",
+        "1",
+        "2",
+        "v=w",
+        "=",
+        " spaced value ",
+        "a\\b\\",
+        "\\u0041",
+        "é€😀",
+        "7\n8",
+        "tab\there",
+        "-x",
+        "-threads",
+        "true",
+        "0",
+    ];
+    const GOOD_INTS: &[&str] = &[
+        "4",
+        "1",
+        "007",
+        "+3",
+        "-2",
+        "-0",
+        "2147483647",
+        "-2147483648",
+    ];
+    const BAD_INTS: &[&str] = &["x", "", "1.5", " 5", "2147483648", "0x10", "5 "];
+    const LABELS: &[&str] = &["lbl", "", "with space", "-x", "-threads", "-s", "é"];
+    const DBS: &[&str] = &["site.ycsb.BasicDB", "basic", "-s", "-threads"];
+    fn pick(pool: &[&str], next: &mut impl FnMut() -> u64) -> String {
+        pool[(next() % pool.len() as u64) as usize].to_string()
+    }
+    let mut args = Vec::new();
+    for _ in 0..next() % 8 {
+        let r = next() % 100;
+        match r {
+            0..=39 => {
+                args.push("-p".into());
+                if next().is_multiple_of(50) {
+                    args.push(pick(VALUES, next).replace('=', ""));
+                } else {
+                    let (n, v) = (pick(NAMES, next), pick(VALUES, next));
+                    args.push(format!("{n}={v}"));
+                }
+            }
+            40..=54 => {
+                args.push("-P".into());
+                if next().is_multiple_of(50) {
+                    args.push("/no/such/ycsb/file".into());
+                } else {
+                    args.push(files[(next() % files.len() as u64) as usize].clone());
+                }
+            }
+            55..=62 => args.push("-s".into()),
+            63..=67 => args.push("-t".into()),
+            68..=72 => args.push("-load".into()),
+            73..=90 => {
+                args.push(if r < 83 { "-threads" } else { "-target" }.into());
+                args.push(if next().is_multiple_of(12) {
+                    pick(BAD_INTS, next)
+                } else {
+                    pick(GOOD_INTS, next)
+                });
+            }
+            91..=95 => {
+                args.push("-l".into());
+                args.push(pick(LABELS, next));
+            }
+            _ => {
+                args.push("-db".into());
+                args.push(pick(DBS, next));
+            }
+        }
+    }
+    if next().is_multiple_of(50) {
+        args.push(pick(
+            &["-p", "-P", "-threads", "-target", "-l", "-db"],
+            next,
+        ));
+    }
+    args
+}
+
+/// Why a command line's answer differs from YCSB's on purpose, or `None`.
+/// - `-l` or `-db` last: bin/ycsb appends `-t` (or `-load`) after the user's arguments, so
+///   YCSB takes that flag as the label (or binding) and, for `ycsb load`, runs the transaction
+///   phase; ours refuses the missing value.
+/// - `-target` with a fractional rate (`1.5`): YCSB throws a NumberFormatException; ours
+///   throttles to it (`ycsb sweep` passes its rates to each point so).
+fn kept_command_line_difference(args: &[String]) -> Option<&'static str> {
+    let fractional_target = args.windows(2).any(|w| {
+        w[0] == "-target"
+            && w[1].matches('.').count() == 1
+            && w[1].chars().any(|c| c.is_ascii_digit())
+            && w[1].chars().all(|c| c.is_ascii_digit() || c == '.')
+    });
+    match args.last().map(String::as_str) {
+        Some("-l") | Some("-db") => {
+            Some("an option with no value: YCSB takes bin/ycsb's trailing -t/-load as it")
+        }
+        _ if fractional_target => Some("a fractional -target: YCSB throws, ours throttles to it"),
+        _ => None,
+    }
+}
+
+/// `-p NAME=VALUE` and its interplay with `-P` files, `-s`, `-threads`, `-target`, `-l`,
+/// `-db`, `-load` and `-t`, compared with YCSB 0.17.0's own `Client.parseArguments`: the
+/// properties a command line gives (or that it is refused). Each line goes to Java as bin/ycsb
+/// passes it (`Client -p workload=... ARGS -t`, or `-load` for `ycsb load`) and to ours as
+/// `ycsb run|load -p workload=... ARGS`.
+#[test]
+fn command_lines_read_as_ycsb_reads_them() {
+    const WORKLOAD: &str = "workload=site.ycsb.workloads.CoreWorkload";
+    let dir = std::env::temp_dir().join(format!("ycsb-cli-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = command_line_files(&dir);
+    let (f0, f1) = (files[0].as_str(), files[1].as_str());
+    // Hand-written cases: (subcommand, arguments, the reason a difference is kept).
+    let spelled_differently = Some("a spelling YCSB's Client refuses and ours accepts");
+    let hand: Vec<(&str, Vec<&str>, Option<&str>)> = vec![
+        ("run", vec![], None),
+        ("load", vec![], None),
+        ("run", vec!["-p", "a=b=c"], None),
+        ("run", vec!["-p", "=v"], None),
+        ("run", vec!["-p", "k="], None),
+        ("run", vec!["-p", "="], None),
+        ("run", vec!["-p", "=="], None),
+        ("run", vec!["-p", "novalue"], None),
+        ("run", vec!["-p", ""], None),
+        ("run", vec!["-p"], None),
+        ("load", vec!["-p"], None),
+        ("run", vec!["-p", "k=1", "-p", "k=2"], None),
+        ("run", vec!["-p", "recordcount=5", "-P", f0], None),
+        ("run", vec!["-P", f0, "-p", "recordcount=5"], None),
+        ("run", vec!["-P", f0, "-P", f1], None),
+        ("run", vec!["-P", f1, "-P", f0], None),
+        ("run", vec!["-P", f0, "-P", f0], None),
+        ("run", vec!["-p", "threadcount=3", "-threads", "4"], None),
+        ("run", vec!["-threads", "4", "-p", "threadcount=3"], None),
+        ("run", vec!["-threads", "4", "-P", f0], None),
+        ("run", vec!["-threads", "1", "-threads", "2"], None),
+        ("run", vec!["-target", "1", "-target", "2"], None),
+        ("run", vec!["-threads", "007"], None),
+        ("run", vec!["-threads", "+3"], None),
+        ("run", vec!["-threads", "-0"], None),
+        ("run", vec!["-threads", "-5"], None),
+        ("run", vec!["-target", "0010"], None),
+        ("run", vec!["-target", "2147483647"], None),
+        ("run", vec!["-target", "2147483648"], None),
+        ("run", vec!["-threads", "x"], None),
+        ("run", vec!["-threads", ""], None),
+        ("run", vec!["-threads", " 4"], None),
+        ("run", vec!["-threads", "4.0"], None),
+        (
+            "run",
+            vec!["-target", "0.5"],
+            kept_command_line_difference(&["-target".into(), "0.5".into()]),
+        ),
+        ("run", vec!["-threads"], None),
+        ("run", vec!["-target"], None),
+        ("run", vec!["-s", "-s"], None),
+        ("run", vec!["-t", "-t"], None),
+        ("run", vec!["-load"], None),
+        ("load", vec!["-t"], None),
+        ("run", vec!["-load", "-t", "-load"], None),
+        ("run", vec!["-p", "dotransactions=false"], None),
+        ("load", vec!["-p", "dotransactions=true"], None),
+        ("run", vec!["-p", "status=maybe", "-s"], None),
+        ("run", vec!["-s", "-p", "status=maybe"], None),
+        ("run", vec!["-l", "a", "-l", "b"], None),
+        ("run", vec!["-l", "a", "-p", "label=b"], None),
+        ("run", vec!["-db", "x", "-db", "y"], None),
+        ("run", vec!["-p", "-x=1"], None),
+        ("run", vec!["-p", "-threads=5"], None),
+        ("run", vec!["-p", "-s"], None),
+        ("run", vec!["-l", "-threads"], None),
+        ("run", vec!["-l", "-s"], None),
+        ("run", vec!["-l", "-target", "-s"], None),
+        ("run", vec!["-db", "-p"], None),
+        ("run", vec!["-db", "-threads", "-threads", "3"], None),
+        ("run", vec!["-P", "-s"], None),
+        ("run", vec!["-P", "/no/such/ycsb/file"], None),
+        ("run", vec!["-P"], None),
+        ("run", vec!["-p", "ключ=значение😀"], None),
+        ("run", vec!["-p", "é=\u{20ac}"], None),
+        ("run", vec!["-p", "a\\b=c\\\\"], None),
+        ("run", vec!["-p", "\\u0041=\\t"], None),
+        ("run", vec!["-p", "x y= v w "], None),
+        ("run", vec!["-p", "k=a\nb"], None),
+        ("run", vec!["-p", "k=a\r\nb\t"], None),
+        ("run", vec!["-p", " =  "], None),
+        ("run", vec!["-l", ""], None),
+        ("run", vec!["-l", "with space"], None),
+        ("run", vec!["-p", "workload="], None),
+        (
+            "run",
+            vec!["-l"],
+            kept_command_line_difference(&["-l".into()]),
+        ),
+        (
+            "load",
+            vec!["-l"],
+            kept_command_line_difference(&["-l".into()]),
+        ),
+        (
+            "run",
+            vec!["-db"],
+            kept_command_line_difference(&["-db".into()]),
+        ),
+        // Java's Integer.parseInt reads any Unicode decimal digit (here ARABIC-INDIC THREE).
+        (
+            "run",
+            vec!["-threads", "\u{663}"],
+            Some("a non-ASCII digit: YCSB reads it as a number, ours refuses"),
+        ),
+        ("run", vec!["-threads=5"], spelled_differently),
+        ("run", vec!["--threads", "5"], spelled_differently),
+        ("run", vec!["-pk=v"], spelled_differently),
+        ("run", vec!["-s", "hbase20"], spelled_differently),
+        (
+            "run",
+            vec!["-P", "workloada"],
+            Some("a built-in workload by bare name: YCSB looks for a file"),
+        ),
+    ];
+    let mut cases: Vec<(String, Vec<String>, Option<&str>)> = hand
+        .iter()
+        .map(|(sub, args, kept)| {
+            (
+                sub.to_string(),
+                args.iter().map(|a| a.to_string()).collect(),
+                *kept,
+            )
+        })
+        .collect();
+    let named = cases.len();
+    let mut next = hbase_it::xorshift(0x0c11_a96e_5eed);
+    for _ in 0..600 {
+        let sub = if next() % 10 < 7 { "run" } else { "load" };
+        let args = random_command_line(&mut next, &files);
+        let kept = kept_command_line_difference(&args);
+        cases.push((sub.to_string(), args, kept));
+    }
+
+    let java_lines: Vec<Vec<String>> = cases
+        .iter()
+        .map(|(sub, args, _)| {
+            let mut line = vec!["-p".to_string(), WORKLOAD.to_string()];
+            line.extend(args.iter().cloned());
+            line.push(if sub == "run" { "-t" } else { "-load" }.to_string());
+            line
+        })
+        .collect();
+    let java = java_command_lines(&java_lines);
+    assert_eq!(java.len(), cases.len(), "one answer per command line");
+
+    let mut differences = Vec::new();
+    let mut kept = 0;
+    let mut refused_by_java = 0;
+    for (i, ((sub, args, reason), java)) in cases.iter().zip(&java).enumerate() {
+        let mut ours_args = vec!["-p".to_string(), WORKLOAD.to_string()];
+        ours_args.extend(args.iter().cloned());
+        let ours = our_command_line(sub, &ours_args);
+        refused_by_java += usize::from(java.is_err());
+        let same = match (java, &ours) {
+            (Ok(j), Ok(o)) => j == o,
+            (Err(_), Err(_)) => true,
+            _ => false,
+        };
+        match (same, reason) {
+            (true, None) => {}
+            (false, Some(_)) => kept += 1,
+            // A random line may fail for another reason too, on both sides.
+            (true, Some(_)) if i >= named => {}
+            (true, Some(r)) => differences.push(format!(
+                "ycsb {sub} {args:?}: expected to differ ({r}) but answers as YCSB does: {java:?}"
+            )),
+            (false, None) => differences.push(format!(
+                "ycsb {sub} {args:?}\n    java: {java:?}\n    ours: {ours:?}"
+            )),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        differences.is_empty(),
+        "{} of {} command lines read differently from YCSB's Client ({named} written by hand):\n{}",
+        differences.len(),
+        cases.len(),
+        differences.join("\n")
+    );
+    eprintln!(
+        "command lines: {} compared with YCSB's Client ({named} by hand, {refused_by_java} refused by it), {kept} kept differences",
+        cases.len()
     );
 }

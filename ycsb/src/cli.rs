@@ -1,5 +1,12 @@
 //! The command line: `ycsb load|run|create-table|catalog-janitor|...`, YCSB's single-dash
 //! flags, and the property precedence (files in order, then the command line in order).
+//!
+//! What a command line makes of `-p`, `-P`, `-s`, `-threads`, `-target`, `-l`, `-db`, `-load`
+//! and `-t` is compared with YCSB 0.17.0's own `Client.parseArguments` by
+//! `tests/ycsb_conformance.rs` (`command_lines_read_as_ycsb_reads_them`): as there, an option
+//! given twice keeps its last value, an option's value may start with `-` (`-l -x` is the label
+//! `-x`, `-p -x=1` the property `-x`), and `-threads` / `-target` are whole numbers stored as
+//! Java prints them (`007` is `7`). The differences kept on purpose are listed in that test.
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -38,7 +45,16 @@ zookeeper.znode.parent, hbase.rpc.timeout, ...).";
 
 /// `ycsb`: a YCSB-compatible benchmark driver for HBase.
 #[derive(Debug, Parser)]
-#[command(name = "ycsb", version, about, long_about = None, after_help = AFTER_HELP)]
+// args_override_self: YCSB's Client keeps the last of a repeated option (`-threads 1
+// -threads 2`, `-s -s`); clap would refuse the second.
+#[command(
+    name = "ycsb",
+    version,
+    about,
+    long_about = None,
+    after_help = AFTER_HELP,
+    args_override_self = true
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -124,10 +140,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "HOST:PORT[,HOST:PORT]")]
     pub zk: Option<String>,
     /// Workload properties file, by path or built-in name (workloada..workloadf); repeatable.
-    #[arg(short = 'P', value_name = "FILE")]
+    // allow_hyphen_values here and below: YCSB's Client takes whatever follows an option as
+    // its value, a leading `-` included.
+    #[arg(short = 'P', value_name = "FILE", allow_hyphen_values = true)]
     pub files: Vec<String>,
     /// Sets a property; beats every file.
-    #[arg(short = 'p', value_name = "NAME=VALUE")]
+    #[arg(short = 'p', value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub props: Vec<String>,
     /// Number of client tasks (threadcount; also -threads).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -146,7 +164,7 @@ pub struct CommonArgs {
     #[arg(short = 's')]
     pub status: bool,
     /// Label prefixed to the status line.
-    #[arg(short = 'l', value_name = "LABEL")]
+    #[arg(short = 'l', value_name = "LABEL", allow_hyphen_values = true)]
     pub label: Option<String>,
     /// Table name (sets table).
     #[arg(long, value_name = "NAME")]
@@ -155,7 +173,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "NAME")]
     pub columnfamily: Option<String>,
     /// Binding (sets db), like the positional DB.
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", allow_hyphen_values = true)]
     pub db: Option<String>,
     /// YCSB's -load flag; accepted, the subcommand decides.
     #[arg(long, hide = true)]
@@ -192,21 +210,46 @@ const SINGLE_DASH_LONG: [&str; 12] = [
     "help",
 ];
 
-/// Rewrites `-threads` to `--threads` (and the other long names YCSB spells with one dash).
+/// The options that take the next argument as their value (spelled as after the rewrite).
+const TAKES_VALUE: [&str; 13] = [
+    "-p",
+    "-P",
+    "-l",
+    "--cp",
+    "--jvm-args",
+    "--out",
+    "--threads",
+    "--target",
+    "--db",
+    "--zk",
+    "--table",
+    "--columnfamily",
+    "--regions",
+];
+
+/// Rewrites `-threads` to `--threads` (and the other long names YCSB spells with one dash),
+/// except where it is an option's value: `-l -threads` is the label `-threads`, as in YCSB.
 pub fn normalize_args(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|a| {
-            if let Some(rest) = a.strip_prefix('-') {
-                if !rest.starts_with('-') {
-                    let name = rest.split('=').next().unwrap_or("");
-                    if SINGLE_DASH_LONG.contains(&name) {
-                        return format!("-{a}");
-                    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut is_value = false;
+    for a in args {
+        if std::mem::take(&mut is_value) {
+            out.push(a.clone());
+            continue;
+        }
+        let mut arg = a.clone();
+        if let Some(rest) = a.strip_prefix('-') {
+            if !rest.starts_with('-') {
+                let name = rest.split('=').next().unwrap_or("");
+                if SINGLE_DASH_LONG.contains(&name) {
+                    arg = format!("-{a}");
                 }
             }
-            a.clone()
-        })
-        .collect()
+        }
+        is_value = TAKES_VALUE.contains(&arg.as_str());
+        out.push(arg);
+    }
+    out
 }
 
 /// What the command line asks for.
@@ -218,7 +261,56 @@ pub struct Invocation {
     pub cli_props: Vec<(String, String)>,
 }
 
-fn ordered_cli_props(m: &ArgMatches) -> Result<Vec<(String, String)>, Error> {
+/// A `-threads` or `-target` value as YCSB's Client stores it: `Integer.parseInt`, printed
+/// back (`007` is `7`, `+3` is `3`, `-0` is `0`). Anything else is refused, where YCSB dies
+/// with a NumberFormatException (one kept difference: Java also reads non-ASCII decimal
+/// digits; they are refused here).
+fn java_int(flag: &str, value: &str) -> Result<String, Error> {
+    value.parse::<i32>().map(|n| n.to_string()).map_err(|_| {
+        Error::Usage(format!(
+            "-{flag} {value:?}: expected a whole number from {} to {}",
+            i32::MIN,
+            i32::MAX
+        ))
+    })
+}
+
+/// Checks every `-threads` and `-target` value given, not only the last (the one that counts):
+/// YCSB's Client parses each as it comes and dies on a bad one. `args` as normalised.
+fn check_every_number(args: &[String]) -> Result<(), Error> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        for flag in ["threads", "target"] {
+            let long = format!("--{flag}");
+            let value = if a == long {
+                args.get(i + 1).map(String::as_str)
+            } else {
+                a.strip_prefix(long.as_str())
+                    .and_then(|rest| rest.strip_prefix('='))
+            };
+            match value {
+                Some(v) if !(flag == "target" && is_plain_decimal(v)) => {
+                    java_int(flag, v)?;
+                }
+                _ => {}
+            }
+        }
+        i += if TAKES_VALUE.contains(&a) { 2 } else { 1 };
+    }
+    Ok(())
+}
+
+/// ASCII digits with one `.` among them (`0.5`, `12.`): a fractional rate.
+fn is_plain_decimal(v: &str) -> bool {
+    v.bytes().filter(|&b| b == b'.').count() == 1
+        && v.bytes().any(|b| b.is_ascii_digit())
+        && v.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+/// The command line's properties in the order given. `lists`: `sweep`, whose `-threads` and
+/// `-target` are comma-separated lists, taken as given.
+fn ordered_cli_props(m: &ArgMatches, lists: bool) -> Result<Vec<(String, String)>, Error> {
     let mut pairs: Vec<(usize, String, String)> = Vec::new();
     let simple = [
         ("zk", "hbase.zookeeper.quorum"),
@@ -233,7 +325,14 @@ fn ordered_cli_props(m: &ArgMatches) -> Result<Vec<(String, String)>, Error> {
     for (id, key) in simple {
         if let (Some(idx), Some(vals)) = (m.indices_of(id), m.get_many::<String>(id)) {
             for (i, v) in idx.zip(vals) {
-                pairs.push((i, key.to_string(), v.clone()));
+                let v = match id {
+                    // Kept difference: a fractional -target (YCSB throws) is a rate here, as
+                    // `sweep` passes its rates to each point.
+                    "target" if !lists && is_plain_decimal(v) => v.clone(),
+                    "threads" | "target" if !lists => java_int(id, v)?,
+                    _ => v.clone(),
+                };
+                pairs.push((i, key.to_string(), v));
             }
         }
     }
@@ -256,8 +355,9 @@ fn ordered_cli_props(m: &ArgMatches) -> Result<Vec<(String, String)>, Error> {
 /// Parses the arguments (without the program name). Help and version come back as
 /// `Error::Help` with clap's text.
 pub fn parse(args: &[String]) -> Result<Invocation, Error> {
+    let normalized = normalize_args(args);
     let mut argv = vec!["ycsb".to_string()];
-    argv.extend(normalize_args(args));
+    argv.extend(normalized.iter().cloned());
     let matches = Cli::command().try_get_matches_from(argv).map_err(|e| {
         use clap::error::ErrorKind;
         match e.kind() {
@@ -280,7 +380,11 @@ pub fn parse(args: &[String]) -> Result<Invocation, Error> {
                     .ok_or_else(|| Error::Usage(format!("-p {v:?}: expected NAME=VALUE")))
             })
             .collect::<Result<_, _>>()?,
-        _ => ordered_cli_props(sub)?,
+        Command::Sweep(_) => ordered_cli_props(sub, true)?,
+        _ => {
+            check_every_number(&normalized)?;
+            ordered_cli_props(sub, false)?
+        }
     };
     Ok(Invocation {
         command: cli.command,
@@ -426,6 +530,45 @@ mod tests {
         ));
         assert!(matches!(parse(&args("--help")), Err(Error::Help(_))));
         assert!(matches!(parse(&args("frobnicate")), Err(Error::Usage(_))));
+    }
+
+    // YCSB's answers in `tests/ycsb_conformance.rs` (`command_lines_read_as_ycsb_reads_them`),
+    // kept here as quick checks.
+    #[test]
+    fn as_ycsb_client_reads_options() {
+        let props = |line: &str| parse(&args(line)).unwrap().cli_props;
+        let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+        // A repeated option keeps its last value.
+        assert_eq!(
+            props("run -threads 1 -threads 2 -s -s"),
+            vec![kv("threadcount", "2"), kv("status", "true")]
+        );
+        // A value may start with '-', and is never rewritten as an option.
+        assert_eq!(
+            props("run -l -threads -p -x=1 -db -s"),
+            vec![kv("label", "-threads"), kv("-x", "1"), kv("db", "-s")]
+        );
+        // -threads and -target as Integer.parseInt reads and String.valueOf prints them.
+        assert_eq!(
+            props("run -threads 007 -target +3"),
+            vec![kv("threadcount", "7"), kv("target", "3")]
+        );
+        // Every occurrence is checked, not only the last.
+        assert!(matches!(
+            parse(&args("run -threads x -threads 2")),
+            Err(Error::Usage(_))
+        ));
+        for bad in ["x", "4.0", "2147483648"] {
+            assert!(matches!(
+                parse(&args(&format!("run -threads {bad}"))),
+                Err(Error::Usage(_))
+            ));
+        }
+        // sweep's lists are taken as given.
+        assert_eq!(
+            props("sweep -threads 1,8 --out d")[0],
+            kv("threadcount", "1,8")
+        );
     }
 
     #[test]

@@ -27,6 +27,12 @@
  *                              with Properties.load(new FileInputStream(FILE)): "== N" then one
  *                              "key=value" line per property (escaped, unsorted), or "ERROR ..."
  *                              (Client never closes the file, so a few hundred files a JVM)
+ *   clis                       stdin: one command line a line, each argument escaped (escape())
+ *                              and the arguments separated by single spaces; each given to
+ *                              YCSB's own Client.parseArguments: "== N" then one "key=value"
+ *                              line per property (escaped, unsorted), or "THROW <exception>",
+ *                              or "EXIT <the last line it printed>" when it called System.exit,
+ *                              which ends this JVM (the caller starts another for the rest)
  * ARGS are YCSB's -P FILE and -p NAME=VALUE.
  */
 package hbasers.oracle;
@@ -129,6 +135,9 @@ public final class YcsbOracle {
     case "pfiles":
       pfiles(out);
       break;
+    case "clis":
+      clis(out);
+      break;
     case "doubles":
       doubles(out);
       break;
@@ -230,6 +239,50 @@ public final class YcsbOracle {
         out.println("ERROR " + escape(String.valueOf(e.getCause())));
       }
     }
+  }
+
+  /** What Client printed on System.out while parsing the current command line. */
+  static ByteArrayOutputStream clientOut = new ByteArrayOutputStream();
+
+  /**
+   * Each command line on stdin given to YCSB's Client.parseArguments. On bad input Client
+   * prints the usage text and calls System.exit(0): a shutdown hook reports the last line it
+   * printed (the reason), and the JVM ends there.
+   */
+  static void clis(PrintStream out) throws Exception {
+    Method parse = Client.class.getDeclaredMethod("parseArguments", String[].class);
+    parse.setAccessible(true);
+    System.setOut(new PrintStream(clientOut, true, "UTF-8"));
+    // Client also echoes each command line on System.err: not part of the answer.
+    System.setErr(new PrintStream(new ByteArrayOutputStream(), true, "UTF-8"));
+    Thread hook = new Thread(() -> {
+      String[] printed = clientOut.toString(StandardCharsets.UTF_8).split("\\R");
+      out.println("EXIT " + escape(printed[printed.length - 1]));
+      out.flush();
+    });
+    Runtime.getRuntime().addShutdownHook(hook);
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    int n = 0;
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      out.println("== " + n++);
+      out.flush();
+      clientOut.reset();
+      String[] t = line.split(" ", -1);
+      String[] args = new String[t.length];
+      for (int i = 0; i < t.length; i++) {
+        args[i] = unescape(t[i]);
+      }
+      try {
+        Properties p = (Properties) parse.invoke(null, (Object) args);
+        for (String k : p.stringPropertyNames()) {
+          out.println(escape(k) + "=" + escape(p.getProperty(k)));
+        }
+      } catch (InvocationTargetException e) {
+        out.println("THROW " + escape(String.valueOf(e.getCause())));
+      }
+      out.flush();
+    }
+    Runtime.getRuntime().removeShutdownHook(hook);
   }
 
   static void tlr(PrintStream out, long seed, int n) throws Exception {
