@@ -172,8 +172,14 @@ async fn thread_and_target_sweeps() {
     }
 
     // A target sweep of a read-only workload, without a second load, after a server warm-up
-    // on a clone of the loaded table.
+    // on a clone of the loaded table. An earlier sweep into the directory left a warm-up run
+    // this one does not have: it goes (before, it stayed beside this sweep's).
     let target_dir = base.join("targets");
+    let earlier_warm = target_dir.join("warmup").join("02-workloadc-t8");
+    std::fs::create_dir_all(&earlier_warm).unwrap();
+    for file in ["READ.hdr", "report.txt", "stdout.txt", "stderr.txt"] {
+        std::fs::write(earlier_warm.join(file), "earlier").unwrap();
+    }
     let out = ycsb(&format!(
         "sweep {common} -p sweep.load=false -p sweep.serverwarmup=1 -P workloadc -threads 2 -target 400,800 --out {}",
         target_dir.display()
@@ -412,4 +418,82 @@ async fn plot_skips_an_incomplete_point() {
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&base);
+}
+
+/// A sweep rerun into the directory of an earlier one keeps nothing of that sweep's own files
+/// beside its points: the earlier `load.txt` when this sweep loads nothing (`sweep.load=false`)
+/// and the earlier server warm-up's runs in `warmup/` when this one has none (the memory
+/// binding has no server) go with the earlier points, once this sweep's first point is about
+/// to run; a file of the user's there stays, and a sweep that loads keeps its own `load.txt`.
+/// Before, both stayed and read as this sweep's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_leaves_no_earlier_load_or_warm_up() {
+    let out = std::env::temp_dir().join(format!("ycsb-sweep-stale-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let plant = || {
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("load.txt"), "earlier").unwrap();
+        for id in ["01-workloadc-t1", "02-workloadc-t8"] {
+            let dir = out.join("warmup").join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            for file in [
+                "READ.hdr",
+                "report.txt",
+                "process.txt",
+                "stdout.txt",
+                "stderr.txt",
+            ] {
+                std::fs::write(dir.join(file), "earlier").unwrap();
+            }
+        }
+        std::fs::write(out.join("warmup").join("notes.txt"), "the user's").unwrap();
+    };
+    let sweep = |extra: &str| {
+        format!(
+            "sweep memory -P workloadc -p recordcount=50 -p operationcount=50 -threads 1 -p sweep.exe={} {extra} --out {}",
+            ycsb_exe(),
+            out.display()
+        )
+    };
+    let warmup_left = || -> Vec<String> {
+        let mut left: Vec<String> = walk(&out.join("warmup"))
+            .into_iter()
+            .map(|p| p.strip_prefix(&out).unwrap().display().to_string())
+            .collect();
+        left.sort();
+        left
+    };
+
+    // A rerun that loads: its own load.txt.
+    plant();
+    let log = ycsb(&sweep("")).await;
+    assert!(log.contains("point 001-workloadc-t1 done"), "{log}");
+    let load = std::fs::read_to_string(out.join("load.txt")).unwrap();
+    assert!(load.contains("[INSERT], Operations, 50"), "{load}");
+    assert_eq!(warmup_left(), ["warmup/notes.txt"]);
+
+    // A rerun that loads nothing: no load.txt.
+    plant();
+    let log = ycsb(&sweep("-p sweep.load=false")).await;
+    assert!(log.contains("point 001-workloadc-t1 done"), "{log}");
+    assert!(
+        !out.join("load.txt").exists(),
+        "the earlier sweep's load.txt is left"
+    );
+    assert_eq!(warmup_left(), ["warmup/notes.txt"]);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Every file under `dir` (none when it does not exist).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }

@@ -23,8 +23,10 @@
 //! `point.json`), `summary.csv`, `summary.json`, the self-contained `report.html`, and
 //! `sweep.log` (what ran, and any clone or snapshot that could not be dropped), which a sweep
 //! that fails after its argument checks writes too, the failure its last line. A sweep into
-//! the directory of an earlier one first removes that sweep's points and summaries, once its
-//! own first point is about to run (see [`clear_earlier_sweep`]).
+//! the directory of an earlier one first removes that sweep's points and summaries, and its
+//! `load.txt` and server warm-up runs (`warmup/`) where this sweep has none of its own, once
+//! its own first point is about to run (see [`clear_earlier_sweep`]); a sweep with a server
+//! warm-up replaces the earlier one's as its warm-up starts.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -304,7 +306,8 @@ pub async fn sweep(
     let ran: Result<(), Error> = async {
         // 1. One load, with the first workload and the largest thread count (at most 64).
         let load_threads = s.threads.iter().copied().max().unwrap_or(1).min(64);
-        if p.bool_or("sweep.load", true)? {
+        let loads = p.bool_or("sweep.load", true)?;
+        if loads {
             let mut a = vec!["load".to_string()];
             a.extend(s.base.iter().cloned());
             a.extend([
@@ -340,12 +343,25 @@ pub async fn sweep(
         // first point's JIT (measured: 4.6 s of compiler CPU in the first 20 s point on a clone,
         // 0.3 s on the warmed table itself).
         let mut result = Ok(());
+        let warms = server_warmup > 0.0 && client.is_some();
         if server_warmup > 0.0 {
             match &client {
                 Some(c) => {
-                    let line;
-                    (result, line) = warm_servers(c, &s, &names, &exe, &out, server_warmup).await;
-                    log.push_str(&line);
+                    // The earlier sweep's warm-up runs go first: one this sweep does not have
+                    // would stay beside its own.
+                    match clear_earlier_warmup(&out) {
+                        Ok(0) => {}
+                        Ok(n) => log.push_str(&format!(
+                            "removed {n} files of an earlier sweep's warm-up\n"
+                        )),
+                        Err(e) => result = Err(e),
+                    }
+                    if result.is_ok() {
+                        let line;
+                        (result, line) =
+                            warm_servers(c, &s, &names, &exe, &out, server_warmup).await;
+                        log.push_str(&line);
+                    }
                 }
                 None => log.push_str("server warm-up skipped: the memory binding has no server\n"),
             }
@@ -354,7 +370,7 @@ pub async fn sweep(
         // 4. The points. What an earlier sweep into this directory left goes first: a point of
         // this sweep that fails must have no point.json, and one it never reaches no directory.
         if result.is_ok() {
-            match clear_earlier_sweep(&out) {
+            match clear_earlier_sweep(&out, loads, warms) {
                 Ok(0) => {}
                 Ok(n) => log.push_str(&format!("removed {n} files of an earlier sweep\n")),
                 Err(e) => result = Err(e),
@@ -481,14 +497,20 @@ const POINT_FILES: [&str; 3] = ["point.json", "stdout.txt", "stderr.txt"];
 /// What a sweep writes beside `points/` from all of its points.
 const SUMMARY_FILES: [&str; 3] = ["summary.csv", "summary.json", "report.html"];
 
+/// What a warm-up run's directory holds besides its run's artifacts.
+const WARMUP_FILES: [&str; 2] = ["stdout.txt", "stderr.txt"];
+
 /// Removes what an earlier sweep into `out` left for `ycsb plot` and the summaries to read:
 /// every point's files (its run's artifacts, `point.json`, its output) and the summaries; a
-/// point directory that held nothing else goes too. Returns how many files it removed. Called
-/// once the first point is about to run: a sweep that fails before (its load, the snapshot)
+/// point directory that held nothing else goes too. So do the earlier `load.txt`, unless this
+/// sweep `loaded` (and wrote its own), and the earlier warm-up runs, unless this sweep
+/// `warmed` the servers (and replaced them). Returns how many files it removed. Called once
+/// the first point is about to run: a sweep that fails before (its load, the snapshot)
 /// leaves the earlier results whole, as a run that cannot connect leaves its `artifacts.dir`.
 /// Without it a rerun's failed point kept the earlier `point.json` beside other artifacts,
-/// and the points after it the earlier sweep's, all read as this sweep's.
-fn clear_earlier_sweep(out: &Path) -> Result<usize, Error> {
+/// and the points after it the earlier sweep's, all read as this sweep's; without the load
+/// and the warm-up, a rerun showed the earlier ones as its own.
+fn clear_earlier_sweep(out: &Path, loaded: bool, warmed: bool) -> Result<usize, Error> {
     let points = out.join("points");
     let entries = std::fs::read_dir(&points)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", points.display())))?;
@@ -498,12 +520,44 @@ fn clear_earlier_sweep(out: &Path) -> Result<usize, Error> {
             crate::is_run_artifact(name) || POINT_FILES.contains(&name)
         })?;
         // Left, an empty directory would read as a point of this sweep that failed.
-        if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none()) {
-            std::fs::remove_dir(&dir)
-                .map_err(|e| Error::Io(format!("cannot remove {}: {e}", dir.display())))?;
-        }
+        remove_if_empty(&dir)?;
     }
-    Ok(removed + crate::remove_files(out, |name| SUMMARY_FILES.contains(&name))?)
+    removed += crate::remove_files(out, |name| {
+        SUMMARY_FILES.contains(&name) || (!loaded && name == "load.txt")
+    })?;
+    if !warmed {
+        removed += clear_earlier_warmup(out)?;
+    }
+    Ok(removed)
+}
+
+/// Removes an earlier sweep's warm-up runs from `out/warmup/`: each run's artifacts and
+/// output, its directory if that held nothing else, and `warmup/` if it is left empty (other
+/// files stay). Returns how many files it removed.
+fn clear_earlier_warmup(out: &Path) -> Result<usize, Error> {
+    let warmup = out.join("warmup");
+    let Ok(entries) = std::fs::read_dir(&warmup) else {
+        // None there (or not readable, which the warm-up's own create reports).
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for dir in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        removed += crate::remove_files(&dir, |name| {
+            crate::is_run_artifact(name) || WARMUP_FILES.contains(&name)
+        })?;
+        remove_if_empty(&dir)?;
+    }
+    remove_if_empty(&warmup)?;
+    Ok(removed)
+}
+
+/// Removes `dir` if it holds nothing.
+fn remove_if_empty(dir: &Path) -> Result<(), Error> {
+    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
+        std::fs::remove_dir(dir)
+            .map_err(|e| Error::Io(format!("cannot remove {}: {e}", dir.display())))?;
+    }
+    Ok(())
 }
 
 /// `-p sweep.serverwarmup=SECONDS`: before the points, every workload at every distinct
