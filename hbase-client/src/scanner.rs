@@ -419,6 +419,13 @@ impl<R: ScanRow> Scanner<R> {
                 }
                 m.add_cells(&host, pieces.iter().flat_map(|(r, _)| r.cell_refs()));
             });
+            if resp.more_results == Some(false) || resp.more_results_in_region == Some(false) {
+                // The server closed the scanner itself when it said the scan or the region is
+                // done: no close for it (and no lease renewal while the consumer is slow), as
+                // Java's client sends none. A limit reached in the last answer used to send a
+                // close anyway: an RPC more than Java's (tests/scan_metrics.rs).
+                open = None;
+            }
             let rows = self.assemble(pieces);
             if !rows.is_empty() {
                 op.progressed();
