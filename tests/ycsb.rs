@@ -535,6 +535,53 @@ async fn a_load_whose_buffered_inserts_all_fail_counts_none_ok_and_exits_non_zer
     hbase_it::drop_table(&client, &name).await;
 }
 
+/// A buffered delete that fails counts as a delete, not an update. YCSB 0.17.0's HBase binding
+/// (`HBaseClient10`, which `hbase14` and `hbase20` are) sends a delete through the thread's
+/// BufferedMutator with `clientbuffering=true`, as ours does; in `ycsb` the shell is what
+/// deletes (buffered when asked: its default is each command applied as typed). Into a
+/// disabled table, an insert, an update and two deletes all fail at the shell's exit, which
+/// counts each kind and exits non-zero. Before, the mutator's failure listener counted the
+/// deletes as updates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_buffered_deletes_count_as_deletes() {
+    use std::io::Write;
+    let (client, name, _) = setup("ycsb_deletes", 1).await;
+    client.admin().disable_table(&name).await.unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ycsb-it"))
+        .args(args(&format!(
+            "shell {} -p table={name} -p clientbuffering=true",
+            hbase_it::ycsb_cluster_args()
+        )))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ycsb-it");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"insert k1 field0=a\nupdate k2 field0=b\ndelete k3\ndelete k4\nquit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Each write was buffered (the shell answers at once), and each failed at the close.
+    assert_eq!(
+        stdout.matches("Result: OK\n").count(),
+        2,
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(stdout.matches("Return result: OK\n").count(), 2, "{stdout}");
+    assert!(
+        stderr.contains("4 buffered writes failed at exit (1 inserts, 1 updates, 2 deletes)"),
+        "{stderr}"
+    );
+    assert!(!out.status.success(), "exit {:?}\n{stderr}", out.status);
+    client.admin().enable_table(&name).await.unwrap();
+    hbase_it::drop_table(&client, &name).await;
+}
+
 /// A directory given as `artifacts.dir` holds one run's artifacts: a run into the directory of
 /// an earlier load leaves no `INSERT.hdr` of the load beside its own logs (`ycsb merge` read
 /// it as a phantom INSERT block, and the run's start as the load's).

@@ -459,6 +459,8 @@ pub struct FlushOutcome {
     pub failed_inserts: u64,
     /// Buffered updates that failed.
     pub failed_updates: u64,
+    /// Buffered deletes that failed.
+    pub failed_deletes: u64,
     /// An error that was not tied to particular rows.
     pub error: Option<String>,
 }

@@ -8,6 +8,11 @@
 //! it, writers wait for buffers to drain, never drop data. `sharedwritebuffer=true` instead
 //! keeps one buffer for all threads, writes run-phase inserts at once, and times the single
 //! final flush in its own `[FLUSH]` block.
+//!
+//! A buffered write that fails for good is counted as `Return=ERROR` of the operation that
+//! buffered it: a delete as DELETE (deletes go through the mutator too, as in YCSB's binding),
+//! an insert as INSERT, an update as UPDATE. YCSB's binding sets no failure listener: its
+//! failures surface as an exception of whichever later `mutate` or close meets them.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -245,7 +250,7 @@ struct Shared {
 }
 
 /// One thread's write buffer: the mutator, and the rows it inserted (so that its failures are
-/// counted against INSERT or UPDATE).
+/// counted against INSERT or UPDATE; its deleted rows, for DELETE, are in `failed`).
 struct ThreadBuffer {
     mutator: BufferedMutator,
     inserted: Arc<Mutex<HashSet<Bytes>>>,
@@ -259,11 +264,17 @@ struct ThreadBuffer {
 struct FailureCounts {
     inserts: AtomicU64,
     updates: AtomicU64,
+    deletes: AtomicU64,
+    /// The rows deleted through the mutator: the listener is told only a failed mutation's
+    /// row, so a failure of a row in here counts as a delete. Empty but for deletes, which
+    /// only the shell makes, so the writes of a workload take no lock for it.
+    deleted: Mutex<HashSet<Bytes>>,
 }
 
 impl FailureCounts {
-    /// A mutator config whose listener counts into `counts`: a failed row in `inserted` (or
-    /// any, in a load) as an insert, else as an update.
+    /// A mutator config whose listener counts into `counts`: a failed row that was deleted
+    /// through the mutator as a delete, one in `inserted` (or any, in a load) as an insert,
+    /// else as an update.
     fn listening(
         config: MutatorConfig,
         counts: &Arc<FailureCounts>,
@@ -272,11 +283,15 @@ impl FailureCounts {
     ) -> MutatorConfig {
         let counts = counts.clone();
         config.on_failure(move |f| {
-            let insert = load_phase
-                || inserted
-                    .as_ref()
-                    .is_some_and(|rows| rows.lock().unwrap().contains(&f.row));
-            let n = if insert {
+            let insert = || {
+                load_phase
+                    || inserted
+                        .as_ref()
+                        .is_some_and(|rows| rows.lock().unwrap().contains(&f.row))
+            };
+            let n = if counts.deleted.lock().unwrap().contains(&f.row) {
+                &counts.deletes
+            } else if insert() {
                 &counts.inserts
             } else {
                 &counts.updates
@@ -448,6 +463,7 @@ impl HbaseDb {
         let mut outcome = FlushOutcome {
             failed_inserts: counts.inserts.swap(0, Ordering::Relaxed),
             failed_updates: counts.updates.swap(0, Ordering::Relaxed),
+            failed_deletes: counts.deletes.swap(0, Ordering::Relaxed),
             error: None,
         };
         match result {
@@ -553,9 +569,20 @@ impl Db for HbaseDb {
 
     async fn delete(&self, _table: &str, key: &str) -> Status {
         let d = Delete::new(Bytes::copy_from_slice(key.as_bytes()));
+        // Buffered as YCSB's binding buffers a delete; noted so that a failure counts as one.
+        let row = d.row().clone();
+        let note = |failed: &FailureCounts| {
+            failed.deleted.lock().unwrap().insert(row.clone());
+        };
         let res = match (&self.shared.buffering, &self.thread) {
-            (Buffering::PerThread(_), Some(t)) => t.mutator.mutate(d).await,
-            (Buffering::Shared(m, _), _) => m.mutate(d).await,
+            (Buffering::PerThread(_), Some(t)) => {
+                note(&t.failed);
+                t.mutator.mutate(d).await
+            }
+            (Buffering::Shared(m, failed), _) => {
+                note(failed);
+                m.mutate(d).await
+            }
             _ => self.shared.table.delete(d).await,
         };
         match res {
@@ -604,6 +631,7 @@ impl Db for HbaseDb {
                 let result = t.mutator.close().await;
                 let outcome = self.count_failures(result, &t.failed);
                 t.inserted.lock().unwrap().clear();
+                t.failed.deleted.lock().unwrap().clear();
                 outcome
             }
             None => FlushOutcome::default(),

@@ -345,6 +345,7 @@ pub async fn run<D: Db>(
     let mut panics = Vec::new();
     let mut failed_inserts = 0u64;
     let mut failed_updates = 0u64;
+    let mut failed_deletes = 0u64;
     let mut stopped_threads = 0usize;
     for h in handles {
         match h.await {
@@ -352,6 +353,7 @@ pub async fn run<D: Db>(
                 let _ = t.ops;
                 failed_inserts += t.cleanup.failed_inserts;
                 failed_updates += t.cleanup.failed_updates;
+                failed_deletes += t.cleanup.failed_deletes;
                 if let Some(e) = t.cleanup.error {
                     warnings.push(format!("a thread's final flush failed: {e}"));
                 }
@@ -371,7 +373,7 @@ pub async fn run<D: Db>(
         let us = t0.elapsed().as_micros() as i64;
         measurements.measure("FLUSH", us);
         measurements.measure_intended("FLUSH", us);
-        let failed = outcome.failed_inserts + outcome.failed_updates;
+        let failed = outcome.failed_inserts + outcome.failed_updates + outcome.failed_deletes;
         let status = if failed > 0 || outcome.error.is_some() {
             Status::Error
         } else {
@@ -380,6 +382,7 @@ pub async fn run<D: Db>(
         measurements.report_status("FLUSH", status);
         failed_inserts += outcome.failed_inserts;
         failed_updates += outcome.failed_updates;
+        failed_deletes += outcome.failed_deletes;
         if let Some(e) = outcome.error {
             warnings.push(format!("the final flush failed: {e}"));
         }
@@ -390,10 +393,13 @@ pub async fn run<D: Db>(
     if failed_updates > 0 {
         measurements.reclassify("UPDATE", Status::Ok, Status::Error, failed_updates as i64);
     }
-    if failed_inserts + failed_updates > 0 {
+    if failed_deletes > 0 {
+        measurements.reclassify("DELETE", Status::Ok, Status::Error, failed_deletes as i64);
+    }
+    if failed_inserts + failed_updates + failed_deletes > 0 {
         warnings.push(format!(
-            "{} buffered writes failed ({failed_inserts} inserts, {failed_updates} updates); they are counted as Return=ERROR",
-            failed_inserts + failed_updates
+            "{} buffered writes failed ({failed_inserts} inserts, {failed_updates} updates, {failed_deletes} deletes); they are counted as Return=ERROR",
+            failed_inserts + failed_updates + failed_deletes
         ));
     }
     let end = Instant::now();

@@ -204,10 +204,11 @@ pub async fn run<D: Db>(db: D, table: String) -> Result<Outcome, Error> {
         }
     }
     let outcome = db.cleanup().await;
-    if outcome.failed_inserts + outcome.failed_updates > 0 || outcome.error.is_some() {
+    let failed = outcome.failed_inserts + outcome.failed_updates + outcome.failed_deletes;
+    if failed > 0 || outcome.error.is_some() {
         return Err(Error::Hbase(format!(
-            "{} buffered writes failed at exit",
-            outcome.failed_inserts + outcome.failed_updates
+            "{failed} buffered writes failed at exit ({} inserts, {} updates, {} deletes)",
+            outcome.failed_inserts, outcome.failed_updates, outcome.failed_deletes
         )));
     }
     Ok(Outcome::default())
