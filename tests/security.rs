@@ -327,6 +327,106 @@ async fn wrong_server_principal_is_named() {
     assert!(text.contains("not found in Kerberos database"), "{text}");
 }
 
+/// The principal asked for a server advertised under a name is the Java client's: its own
+/// `RpcConnection.getServerPrincipal` (hbase-shaded-client 2.6.4, run beside ours by
+/// `tests/java/interop/ServerPrincipals.java`) on this machine's resolver, by default and with
+/// `hbase.unsafe.client.kerberos.hostname.disable.reversedns`. By default a `_HOST` takes the
+/// canonical name of the host's address (reverse lookup, forward-checked, else the address in
+/// Java's text), not the advertised name: this machine's own host name, for one, is a name of
+/// 127.0.0.1, whose canonical name is `localhost`. Needs no cluster.
+#[tokio::test]
+async fn server_principals_are_the_java_clients() {
+    let pattern = "hbase/_HOST@EXAMPLE.COM";
+    let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("host name")
+        .trim()
+        .to_string();
+    let mut hosts: Vec<String> = [
+        "127.0.0.1",
+        "localhost",
+        "LocalHost",
+        "127.0.0.2",
+        "::1",
+        "0:0:0:0:0:0:0:1",
+        "no-such-host.invalid",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    hosts.push(machine.clone());
+    hosts.push(machine.to_uppercase());
+    let mut args = vec![pattern.to_string()];
+    args.extend(hosts.iter().cloned());
+    let java = hbase_it::run_java_program("ServerPrincipals.java", &args);
+    let mut differences = Vec::new();
+    let mut lines = java.lines();
+    for host in &hosts {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("no Java line for {host}: {java}"));
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 3, "HOST<tab>PRINCIPAL<tab>PRINCIPAL: {line}");
+        assert_eq!(fields[0], host, "Java's lines in the hosts' order");
+        for (reverse_dns, theirs) in [(true, fields[1]), (false, fields[2])] {
+            let ours =
+                hbase_client::client_oracle::server_principal(pattern, host, reverse_dns).await;
+            if ours != theirs {
+                differences.push(format!(
+                    "{host} (reverse DNS {reverse_dns}): ours {ours}, Java's {theirs}"
+                ));
+            }
+        }
+    }
+    // Java cannot connect to a server whose name does not resolve; ours may, through an
+    // address map, and then asks for the principal of the name as written.
+    let unresolvable = |on: bool| {
+        format!(
+            "no-such-host.invalid (reverse DNS {on}): ours hbase/no-such-host.invalid@EXAMPLE.COM, Java's unresolved"
+        )
+    };
+    assert_eq!(
+        differences,
+        vec![unresolvable(true), unresolvable(false)],
+        "server principals that differ from the Java client's"
+    );
+    eprintln!(
+        "server principals: {} host names x 2 settings compared with the Java client's; kept: an unresolvable name",
+        hosts.len()
+    );
+}
+
+/// A client bootstrapped through the RPC registry on the master's address (127.0.0.1, as a
+/// user writes it in `hbase.client.bootstrap.servers`) asks for the principal of the address's
+/// canonical name, `hbase/localhost`, the servers' principal: Java's rule
+/// (`server_principals_are_the_java_clients`). With the advertised name (the address as
+/// written) it asked for `hbase/127.0.0.1`, which no KDC holds, and failed to bootstrap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kerberos_bootstrap_on_an_address_asks_for_its_hosts_principal() {
+    let c = SecureCluster::kerberos();
+    let login = || {
+        kerberos_client(
+            c,
+            c.get("CLIENT_PRINCIPAL"),
+            c.get("CLIENT_KEYTAB"),
+            Protection::Authentication,
+        )
+    };
+    let reference = connect(ClientConfig::builder(c.zk()).kerberos(login()))
+        .await
+        .expect("the ZooKeeper-bootstrapped client");
+    let master = reference.admin().master().await.expect("the active master");
+    assert_eq!(master.host, "localhost", "the cluster advertises localhost");
+    let client = connect(
+        ClientConfig::builder(c.zk())
+            .registry(hbase_client::Registry::Rpc)
+            .bootstrap_servers(vec![format!("127.0.0.1:{}", master.port)])
+            .kerberos(login()),
+    )
+    .await
+    .expect("bootstrap on 127.0.0.1 with Kerberos");
+    round_trip(&client, "krb_bootstrap_by_address").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ticket_cache_login() {
     let c = SecureCluster::kerberos();

@@ -47,3 +47,11 @@ pub fn backoff_pause(config: &ClientConfig, attempt: u32, overloaded: bool) -> O
 pub fn validate_mutation(mutation: &Mutation, max_kv: usize) -> Result<()> {
     mutation.validate(max_kv)
 }
+
+/// The Kerberos principal this client asks for when it connects to a server the cluster
+/// advertises as `host`, with `pattern` as the configured server principal
+/// (`hbase/_HOST@REALM`), and `reverse_dns` as [`Kerberos::reverse_dns`](crate::Kerberos::reverse_dns):
+/// the rule of `rpc/canonical_host.rs`.
+pub async fn server_principal(pattern: &str, host: &str, reverse_dns: bool) -> String {
+    crate::security::principal_of_server(pattern, host, reverse_dns).await
+}

@@ -111,6 +111,8 @@ pub struct Kerberos {
     pub(crate) protection: Vec<Protection>,
     pub(crate) regionserver_principal: String,
     pub(crate) master_principal: String,
+    /// `_HOST` as the canonical name of the server's address (see [`Kerberos::reverse_dns`]).
+    pub(crate) reverse_dns: bool,
 }
 
 /// The server principal pattern when none is configured: `hbase/_HOST` in the default realm.
@@ -123,6 +125,7 @@ impl Kerberos {
             protection: vec![Protection::Authentication],
             regionserver_principal: DEFAULT_SERVER_PRINCIPAL.into(),
             master_principal: DEFAULT_SERVER_PRINCIPAL.into(),
+            reverse_dns: true,
         }
     }
 
@@ -162,9 +165,9 @@ impl Kerberos {
     }
 
     /// Principal of the region servers (`hbase.regionserver.kerberos.principal`), e.g.
-    /// `hbase/_HOST@EXAMPLE.COM`; `_HOST` becomes the server's host name as the cluster
-    /// advertises it, lower-cased. Without a realm the default realm applies. Default
-    /// `hbase/_HOST`.
+    /// `hbase/_HOST@EXAMPLE.COM`; `_HOST` becomes the canonical name of the server's address,
+    /// lower-cased, as in the Java client (see [`reverse_dns`](Self::reverse_dns)). Without a
+    /// realm the default realm applies. Default `hbase/_HOST`.
     pub fn regionserver_principal(mut self, pattern: impl Into<String>) -> Kerberos {
         self.regionserver_principal = pattern.into();
         self
@@ -173,6 +176,19 @@ impl Kerberos {
     /// Principal of the masters (`hbase.master.kerberos.principal`). Default `hbase/_HOST`.
     pub fn master_principal(mut self, pattern: impl Into<String>) -> Kerberos {
         self.master_principal = pattern.into();
+        self
+    }
+
+    /// How `_HOST` in a server principal becomes a host name. `true` (the default, as the Java
+    /// client): the canonical name of the server's address, that is the advertised name
+    /// resolved, its address looked up in reverse, and the name kept if it resolves back to
+    /// that address (else the address in text). `false` (Java's
+    /// `hbase.unsafe.client.kerberos.hostname.disable.reversedns=true`): the name the cluster
+    /// advertises, as written; an advertised address is still looked up in reverse, as Java
+    /// does. Either way lower-cased. A name that does not resolve here (a server reached
+    /// through an address map) stays as advertised.
+    pub fn reverse_dns(mut self, on: bool) -> Kerberos {
+        self.reverse_dns = on;
         self
     }
 
@@ -194,6 +210,32 @@ impl Kerberos {
             }
         }
         Ok(())
+    }
+}
+
+/// The server principal for `pattern` on the server the cluster advertises as `host`: a
+/// `_HOST` instance part takes the canonical name of the host's address, as the Java client's
+/// (`rpc/canonical_host.rs`), or with `reverse_dns` off the advertised name (an advertised
+/// address still looked up in reverse, as Java's `InetAddress.getHostName`); any other
+/// pattern is used as written.
+#[cfg_attr(not(feature = "kerberos"), allow(dead_code))]
+pub(crate) async fn principal_of_server(pattern: &str, host: &str, reverse_dns: bool) -> String {
+    let name = pattern.split_once('@').map_or(pattern, |(name, _)| name);
+    let has_host = name
+        .split_once('/')
+        .is_some_and(|(_, instance)| instance == "_HOST");
+    let is_address = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .is_ok();
+    if has_host && (reverse_dns || is_address) {
+        server_principal(
+            pattern,
+            &crate::rpc::canonical_host::canonical_host(host).await,
+        )
+    } else {
+        server_principal(pattern, host)
     }
 }
 

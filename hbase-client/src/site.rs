@@ -32,6 +32,7 @@
 //! | `hbase.client.keytab.file`, `hbase.client.keytab.principal` | with Kerberos: [`Kerberos::from_keytab`]; without them the ticket cache ([`Kerberos::from_ticket_cache`]) |
 //! | `hbase.rpc.protection` | with Kerberos: [`Kerberos::protections`] (`authentication`, `integrity`, `privacy`, a list) |
 //! | `hbase.regionserver.kerberos.principal`, `hbase.master.kerberos.principal` | with Kerberos: the server principals (`hbase/_HOST@REALM`) |
+//! | `hbase.unsafe.client.kerberos.hostname.disable.reversedns` | `true`: `_HOST` is the advertised name, not its address's canonical name ([`Kerberos::reverse_dns`]) |
 //! | `hbase.client.netty.tls.enabled` | `true`: [`ClientConfigBuilder::tls`] |
 //! | `hbase.rpc.tls.truststore.location` | with TLS: the CA certificates (PEM), required |
 //! | `hbase.rpc.tls.keystore.location` | with TLS: a client certificate and its key in one PEM file (optional) |
@@ -56,7 +57,7 @@ use crate::runtime::config::{ClientConfig, ClientConfigBuilder, Registry};
 use crate::security::{Kerberos, Protection, Tls};
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 34] = [
+pub const HONOURED_PROPERTIES: [&str; 35] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -86,6 +87,7 @@ pub const HONOURED_PROPERTIES: [&str; 34] = [
     "hbase.rpc.protection",
     "hbase.regionserver.kerberos.principal",
     "hbase.master.kerberos.principal",
+    "hbase.unsafe.client.kerberos.hostname.disable.reversedns",
     "hbase.client.netty.tls.enabled",
     "hbase.rpc.tls.truststore.location",
     "hbase.rpc.tls.keystore.location",
@@ -582,6 +584,20 @@ impl HbaseSite {
         if let Some(master) = self.get("hbase.master.kerberos.principal")? {
             k = k.master_principal(master.trim());
         }
+        let no_reverse_dns = "hbase.unsafe.client.kerberos.hostname.disable.reversedns";
+        match self
+            .get(no_reverse_dns)?
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("") | Some("false") => {}
+            Some("true") => k = k.reverse_dns(false),
+            Some(v) => {
+                return Err(invalid(format!(
+                    "{no_reverse_dns}={v:?} is not true or false"
+                )))
+            }
+        }
         Ok(Some(k))
     }
 
@@ -687,6 +703,19 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((c.kerberos, c.tls), (None, None));
+        // Java's switch for the advertised name in `_HOST`
+        let c = config(&[
+            ("hbase.security.authentication", "kerberos"),
+            (
+                "hbase.unsafe.client.kerberos.hostname.disable.reversedns",
+                " TRUE ",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.kerberos,
+            Some(Kerberos::from_ticket_cache(None).reverse_dns(false))
+        );
         for (bad, says) in [
             (
                 &[("hbase.security.authentication", "token")][..],
@@ -705,6 +734,16 @@ mod tests {
                     ("hbase.rpc.protection", "secret"),
                 ][..],
                 "hbase.rpc.protection",
+            ),
+            (
+                &[
+                    ("hbase.security.authentication", "kerberos"),
+                    (
+                        "hbase.unsafe.client.kerberos.hostname.disable.reversedns",
+                        "yes",
+                    ),
+                ][..],
+                "hbase.unsafe.client.kerberos.hostname.disable.reversedns",
             ),
             (
                 &[("hbase.client.netty.tls.enabled", "true")][..],

@@ -1,5 +1,6 @@
 //! The RPC layer: wire format, cell blocks, connections and the connection pool.
 
+pub(crate) mod canonical_host;
 pub mod cellblock;
 pub mod compression;
 pub(crate) mod connection;

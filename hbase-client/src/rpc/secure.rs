@@ -182,12 +182,14 @@ impl Security {
         let settings = auth.settings();
         let pattern = match service {
             // A bootstrap server of the RPC registry may be a master or a region server; the
-            // master's principal is used for both (clusters usually share one pattern). Not
-            // yet tested on a secured cluster.
+            // master's principal is used for both (clusters usually share one pattern;
+            // `kerberos_bootstrap_on_an_address_asks_for_its_hosts_principal` bootstraps on a
+            // secured master).
             Service::Master | Service::ClientMeta => &settings.master_principal,
             Service::Client | Service::Admin => &settings.regionserver_principal,
         };
-        let target = crate::security::server_principal(pattern, host);
+        let target =
+            crate::security::principal_of_server(pattern, host, settings.reverse_dns).await;
         let ticket = auth.ticket().await?;
         let principal = ticket.principal().to_string();
         let (context, initial) = GssContext::start(ticket, target.clone())
