@@ -19,8 +19,10 @@ use crate::runtime::zk::ZkRegistry;
 /// A registry answer, boxed so that the registry can sit behind `dyn`.
 pub(crate) type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
-/// What a client asks its registry. Every call is bounded (no hangs) and fails with a typed
-/// error; callers cache the answers and ask again after a failure.
+/// What a client asks its registry. Every call is bounded by the client's operation timeout,
+/// counted from the call (no hangs; a ZooKeeper session being reconnected is waited for only
+/// so long), and fails with a typed error; callers cache the answers and ask again after a
+/// failure.
 pub(crate) trait ConnectionRegistry: Send + Sync {
     /// The region server hosting `hbase:meta` (its default replica).
     fn meta_server(&self) -> Answer<'_, ServerName>;

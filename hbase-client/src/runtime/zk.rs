@@ -1,9 +1,22 @@
 //! The ZooKeeper registry: where `hbase:meta` and the active master are, the cluster id and
 //! the live region servers, read from HBase's znodes under `zookeeper.znode.parent`.
+//!
+//! One session at a time, connected single-flight: a caller that needs a session when there is
+//! none (or the one there has ended) starts one connect attempt, in a task of its own, bounded
+//! by the connect timeout; every caller that needs a session meanwhile waits for that same
+//! attempt, each only until its own deadline (the operation timeout, counted from its call).
+//! So while ZooKeeper is unreachable, any number of callers cost one attempt at a time, and
+//! none waits longer than its own deadline: it fails with [`Error::Timeout`] and leaves the
+//! attempt running for the others and for the next caller.
 
-use std::time::Duration;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use prost::Message;
+use tokio::sync::watch;
+use zookeeper_client::Client as ZkClient;
 
 use crate::error::{Error, Result};
 use crate::region::ServerName;
@@ -11,13 +24,50 @@ use crate::runtime::config::ClientConfig;
 use crate::runtime::registry::{Answer, ConnectionRegistry};
 use crate::znode;
 
+/// The end of a connect attempt, as every caller waiting for it reads it.
+type Outcome = std::result::Result<ZkClient, Arc<Error>>;
+
+/// The session, as the registry's callers share it.
+enum Slot {
+    /// No session, and no attempt under way.
+    Idle,
+    /// A session (it may have ended since: the next caller finds out and replaces it).
+    Open(ZkClient),
+    /// An attempt under way, which its callers wait for.
+    Connecting(Attempt),
+}
+
+/// A connect attempt under way.
+struct Attempt {
+    /// Which attempt (its task replaces the slot only while the slot still holds it).
+    id: u64,
+    /// `None` until the attempt ends.
+    done: watch::Receiver<Option<Outcome>>,
+    task: tokio::task::AbortHandle,
+}
+
 /// A ZooKeeper session used only to read HBase's bootstrap znodes.
 pub(crate) struct ZkRegistry {
     quorum: String,
     parent: String,
     session_timeout: Duration,
     connect_timeout: Duration,
-    client: tokio::sync::Mutex<Option<zookeeper_client::Client>>,
+    /// Every call's own bound, from its start: the client's operation timeout.
+    operation_timeout: Duration,
+    session: Arc<Mutex<Slot>>,
+    attempts: AtomicU64,
+}
+
+impl Drop for ZkRegistry {
+    fn drop(&mut self) {
+        if let Slot::Connecting(a) = &*lock(&self.session) {
+            a.task.abort();
+        }
+    }
+}
+
+fn lock(slot: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
+    slot.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl ZkRegistry {
@@ -27,7 +77,9 @@ impl ZkRegistry {
             parent: config.znode_parent.trim_end_matches('/').to_string(),
             session_timeout: config.zk_session_timeout,
             connect_timeout: config.connect_timeout,
-            client: tokio::sync::Mutex::new(None),
+            operation_timeout: config.operation_timeout,
+            session: Arc::new(Mutex::new(Slot::Idle)),
+            attempts: AtomicU64::new(0),
         }
     }
 
@@ -38,49 +90,152 @@ impl ZkRegistry {
         }
     }
 
-    /// Connects (or reconnects) the session; bounded by the connect timeout.
-    pub(crate) async fn ensure_connected(&self) -> Result<zookeeper_client::Client> {
-        let mut guard = self.client.lock().await;
-        if let Some(client) = guard.as_ref() {
-            if !client.state().is_terminated() {
-                return Ok(client.clone());
-            }
-        }
-        let connect = zookeeper_client::Client::connector()
-            .with_session_timeout(self.session_timeout)
-            .connect(&self.quorum);
-        let client = match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(Ok(client)) => client,
-            Ok(Err(e)) => return Err(self.error(format!("cannot connect: {e}"))),
-            Err(_) => {
-                return Err(Error::Timeout {
-                    what: format!("connecting to ZooKeeper {}", self.quorum),
-                    after: self.connect_timeout,
-                })
+    /// The deadline of a call starting now.
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.operation_timeout
+    }
+
+    /// The session: the open one, else the attempt under way, else a new attempt; waited for
+    /// until `deadline` at most.
+    async fn session(&self, deadline: Instant) -> Result<ZkClient> {
+        let mut done = {
+            let mut slot = lock(&self.session);
+            match &*slot {
+                Slot::Open(client) if !client.state().is_terminated() => return Ok(client.clone()),
+                Slot::Connecting(attempt) => attempt.done.clone(),
+                Slot::Open(_) | Slot::Idle => {
+                    let attempt = self.start_attempt();
+                    let done = attempt.done.clone();
+                    *slot = Slot::Connecting(attempt);
+                    done
+                }
             }
         };
-        *guard = Some(client.clone());
-        Ok(client)
+        let waited = Instant::now();
+        let outcome = tokio::time::timeout_at(deadline.into(), async {
+            match done.wait_for(Option::is_some).await {
+                Ok(outcome) => match &*outcome {
+                    Some(Ok(client)) => Ok(client.clone()),
+                    Some(Err(e)) => Err(e.duplicate()),
+                    None => Err(self.error("a connect attempt ended without an outcome")),
+                },
+                // Its task is gone (the registry is being dropped).
+                Err(_) => Err(self.error("the connect attempt was abandoned")),
+            }
+        })
+        .await;
+        outcome.unwrap_or_else(|_| {
+            Err(Error::Timeout {
+                what: format!("waiting for a ZooKeeper session to {}", self.quorum),
+                after: deadline.saturating_duration_since(waited),
+            })
+        })
+    }
+
+    /// Starts a connect attempt in a task of its own, so that it goes on when the caller
+    /// that started it gives up; it leaves its outcome in the slot and tells its waiters.
+    fn start_attempt(&self) -> Attempt {
+        let id = self.attempts.fetch_add(1, Ordering::Relaxed);
+        let (tell, done) = watch::channel(None);
+        let slot = Arc::downgrade(&self.session);
+        let quorum = self.quorum.clone();
+        let (session_timeout, connect_timeout) = (self.session_timeout, self.connect_timeout);
+        tracing::debug!(%quorum, attempt = id, "connecting to ZooKeeper");
+        let task = tokio::spawn(async move {
+            let connect = ZkClient::connector()
+                .with_session_timeout(session_timeout)
+                .connect(&quorum);
+            let outcome: Outcome = match tokio::time::timeout(connect_timeout, connect).await {
+                Ok(Ok(client)) => Ok(client),
+                Ok(Err(e)) => Err(Arc::new(Error::ZooKeeper {
+                    quorum: quorum.clone(),
+                    message: format!("cannot connect: {e}"),
+                })),
+                Err(_) => Err(Arc::new(Error::Timeout {
+                    what: format!("connecting to ZooKeeper {quorum}"),
+                    after: connect_timeout,
+                })),
+            };
+            if let Err(e) = &outcome {
+                tracing::debug!(%quorum, attempt = id, error = %e, "ZooKeeper connect failed");
+            }
+            // The slot first, so that a waiter woken below finds it settled.
+            if let Some(slot) = slot.upgrade() {
+                let mut slot = lock(&slot);
+                if matches!(&*slot, Slot::Connecting(a) if a.id == id) {
+                    *slot = match &outcome {
+                        Ok(client) => Slot::Open(client.clone()),
+                        Err(_) => Slot::Idle,
+                    };
+                }
+            }
+            tell.send_replace(Some(outcome));
+        });
+        Attempt {
+            id,
+            done,
+            task: task.abort_handle(),
+        }
+    }
+
+    /// Forgets `client`'s session if it is still the one in use: the next caller starts
+    /// another.
+    fn forget(&self, client: &ZkClient) {
+        let mut slot = lock(&self.session);
+        if matches!(&*slot, Slot::Open(c) if c.session_id() == client.session_id()) {
+            *slot = Slot::Idle;
+        }
+    }
+
+    /// Runs `request` on the session, for one caller: by `deadline`, each request also within
+    /// the connect timeout. A request the session fails forgets the session; when it failed
+    /// because the session ended (expired or closed), the request is tried once more on a new
+    /// session.
+    async fn ask<T, F, Fut>(&self, what: &str, request: F) -> Result<T>
+    where
+        F: Fn(ZkClient) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zookeeper_client::Error>>,
+    {
+        let deadline = self.deadline();
+        let mut retried = false;
+        loop {
+            let client = self.session(deadline).await?;
+            let bound = self
+                .connect_timeout
+                .min(deadline.saturating_duration_since(Instant::now()));
+            match tokio::time::timeout(bound, request(client.clone())).await {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(zookeeper_client::Error::NoNode)) => {
+                    return Err(self.error(format!(
+                        "{what}: no such znode: is HBase running, and is the znode parent right?"
+                    )))
+                }
+                Ok(Err(e)) => {
+                    self.forget(&client);
+                    if !retried && client.state().is_terminated() {
+                        retried = true;
+                        continue;
+                    }
+                    return Err(self.error(format!("{what}: {e}")));
+                }
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        what: format!("{what} on ZooKeeper {}", self.quorum),
+                        after: bound,
+                    })
+                }
+            }
+        }
     }
 
     async fn read(&self, node: &str) -> Result<Vec<u8>> {
         let path = format!("{}/{}", self.parent, node);
-        let client = self.ensure_connected().await?;
-        match tokio::time::timeout(self.connect_timeout, client.get_data(&path)).await {
-            Ok(Ok((data, _stat))) => Ok(data),
-            Ok(Err(zookeeper_client::Error::NoNode)) => Err(self.error(format!(
-                "znode {path} does not exist: is HBase running, and is the znode parent right?"
-            ))),
-            Ok(Err(e)) => {
-                // Drop the session so the next read reconnects.
-                *self.client.lock().await = None;
-                Err(self.error(format!("reading {path}: {e}")))
-            }
-            Err(_) => Err(Error::Timeout {
-                what: format!("reading ZooKeeper znode {path}"),
-                after: self.connect_timeout,
-            }),
-        }
+        let what = format!("reading znode {path}");
+        self.ask(&what, |client| {
+            let path = path.clone();
+            async move { client.get_data(&path).await.map(|(data, _stat)| data) }
+        })
+        .await
     }
 
     /// The region server hosting `hbase:meta`.
@@ -92,25 +247,19 @@ impl ZkRegistry {
     /// The live region servers: the children of `/hbase/rs`, each `host,port,startcode`.
     pub(crate) async fn region_servers(&self) -> Result<Vec<ServerName>> {
         let path = format!("{}/rs", self.parent);
-        let client = self.ensure_connected().await?;
-        match tokio::time::timeout(self.connect_timeout, client.list_children(&path)).await {
-            Ok(Ok(children)) => {
-                let mut servers: Vec<ServerName> = children
-                    .iter()
-                    .filter_map(|c| ServerName::parse_comma_form(c))
-                    .collect();
-                servers.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
-                Ok(servers)
-            }
-            Ok(Err(e)) => {
-                *self.client.lock().await = None;
-                Err(self.error(format!("listing {path}: {e}")))
-            }
-            Err(_) => Err(Error::Timeout {
-                what: format!("listing ZooKeeper znode {path}"),
-                after: self.connect_timeout,
-            }),
-        }
+        let what = format!("listing znode {path}");
+        let children = self
+            .ask(&what, |client| {
+                let path = path.clone();
+                async move { client.list_children(&path).await }
+            })
+            .await?;
+        let mut servers: Vec<ServerName> = children
+            .iter()
+            .filter_map(|c| ServerName::parse_comma_form(c))
+            .collect();
+        servers.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
+        Ok(servers)
     }
 
     /// The active master.
