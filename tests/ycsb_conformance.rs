@@ -4,7 +4,8 @@
 //! generators' outputs for the same random sequence, the operation stream of every core
 //! workload (each written value's length too, under every field length distribution), report text for the same measurements (text, JSON and JSON-array exporters, every
 //! measurement type), status lines, `BasicDB`'s output, the interactive shell, how a `-P`
-//! file and a command line are read and the iteration orders of Java's hash containers.
+//! file, a command line and a field-length histogram file are read and the iteration orders
+//! of Java's hash containers.
 //!
 //! Random sequences: the harness seeds its thread's `ThreadLocalRandom` and prints the thread
 //! id; our `JavaRandom` with the same seed and id draws the same numbers (the first test proves
@@ -16,8 +17,9 @@ use std::time::{Duration, Instant};
 use hbase_it::ycsb_java::{oracle, repo, run_with_stdin, ycsb_oracle};
 use ycsb::db::{Db, FieldValue, Record, Status, Values};
 use ycsb::generator::{
-    zeta_static, AcknowledgedCounter, Discrete, Exponential, Hotspot, ScrambledZipfian,
-    SkewedLatest, UniformLong, Zipfian, SCRAMBLED_ITEM_COUNT, SCRAMBLED_ZETAN, ZIPFIAN_CONSTANT,
+    zeta_static, AcknowledgedCounter, Discrete, Exponential, HistogramGen, Hotspot,
+    ScrambledZipfian, SkewedLatest, UniformLong, Zipfian, SCRAMBLED_ITEM_COUNT, SCRAMBLED_ZETAN,
+    ZIPFIAN_CONSTANT,
 };
 use ycsb::java::JavaRandom;
 use ycsb::measurements::{report_lines, Exporter, MeasurementConfig, Measurements};
@@ -2193,5 +2195,273 @@ fn command_lines_read_as_ycsb_reads_them() {
     eprintln!(
         "command lines: {} compared with YCSB's Client ({named} by hand, {refused_by_java} refused by it), {kept} kept differences",
         cases.len()
+    );
+}
+
+/// The histogram files of the comparison: hand-written edge cases (named), as bytes.
+fn histogram_edge_files() -> Vec<(&'static str, String)> {
+    [
+        ("plain", "BlockSize\t10\n0\t5\n1\t3\n"),
+        ("no_final_newline", "BlockSize\t10\n0\t5\n1\t3"),
+        ("crlf", "BlockSize\t10\r\n0\t5\r\n1\t3\r\n"),
+        ("lone_cr", "BlockSize\t10\r0\t5\r1\t3\r"),
+        ("cr_cr_lf", "BlockSize\t10\r\r\n0\t5\n"),
+        ("blank_line_inside", "BlockSize\t10\n0\t5\n\n1\t3\n"),
+        ("blank_line_at_end", "BlockSize\t10\n0\t5\n1\t3\n\n"),
+        ("spaces_line", "BlockSize\t10\n0\t5\n   \n"),
+        ("trailing_space_count", "BlockSize\t10\n0\t5 \n"),
+        ("trailing_space_bucket", "BlockSize\t10\n0 \t5\n"),
+        ("leading_space", "BlockSize\t10\n 0\t5\n"),
+        ("trailing_space_block", "BlockSize\t10 \n0\t5\n"),
+        ("trailing_tab", "BlockSize\t10\t\n0\t5\t\n"),
+        ("extra_column", "BlockSize\t10\t20\n0\t5\t9\n1\t2\tx\n"),
+        ("empty_column", "BlockSize\t10\n0\t\t5\n"),
+        ("leading_tab", "BlockSize\t10\n\t0\t5\n"),
+        ("tab_only", "BlockSize\t10\n\t\n"),
+        ("space_separated", "BlockSize\t10\n0 5\n"),
+        ("bucket_only", "BlockSize\t10\n0\n"),
+        ("out_of_order", "BlockSize\t10\n1\t3\n0\t5\n"),
+        ("repeated", "BlockSize\t10\n0\t5\n0\t7\n"),
+        ("insert_inside", "BlockSize\t10\n0\t1\n1\t2\n1\t3\n2\t4\n"),
+        ("insert_front", "BlockSize\t10\n0\t1\n1\t2\n0\t3\n"),
+        ("gap", "BlockSize\t10\n0\t1\n2\t3\n"),
+        ("negative_bucket", "BlockSize\t10\n-1\t3\n"),
+        ("negative_count", "BlockSize\t10\n0\t5\n1\t-2\n2\t4\n"),
+        ("negative_area", "BlockSize\t10\n0\t-5\n"),
+        ("zero_area", "BlockSize\t10\n0\t0\n1\t0\n"),
+        ("only_block_size", "BlockSize\t10\n"),
+        ("missing_block_size", "0\t5\n1\t3\n"),
+        ("lowercase_block_size", "blocksize\t10\n0\t5\n"),
+        ("block_size_space", "BlockSize 10\n0\t5\n"),
+        ("block_size_alone", "BlockSize\n0\t5\n"),
+        ("block_size_tab_alone", "BlockSize\t\n0\t5\n"),
+        ("block_size_negative", "BlockSize\t-10\n0\t5\n1\t3\n"),
+        ("block_size_zero", "BlockSize\t0\n0\t5\n1\t3\n"),
+        ("block_size_not_a_number", "BlockSize\tten\n0\t5\n"),
+        ("block_size_decimal", "BlockSize\t1.5\n0\t5\n"),
+        ("plus_signs", "BlockSize\t+10\n+0\t+5\n1\t3\n"),
+        ("leading_zeros", "BlockSize\t010\n00\t05\n01\t3\n"),
+        ("block_size_too_big", "BlockSize\t2147483648\n0\t5\n"),
+        ("block_size_int_max", "BlockSize\t2147483647\n0\t5\n1\t3\n"),
+        ("count_too_big", "BlockSize\t10\n0\t2147483648\n"),
+        ("count_not_a_number", "BlockSize\t10\n0\tfive\n"),
+        ("bucket_not_a_number", "BlockSize\t10\nzero\t5\n"),
+        ("area_int_max", "BlockSize\t10\n0\t2147483646\n1\t1\n"),
+        (
+            "area_beyond_int",
+            "BlockSize\t10\n0\t2147483647\n1\t2147483647\n2\t3\n",
+        ),
+        (
+            "area_wraps_negative",
+            "BlockSize\t10\n0\t2147483647\n1\t1\n",
+        ),
+        ("empty_file", ""),
+        ("first_line_empty", "\nBlockSize\t10\n0\t5\n"),
+        ("byte_order_mark", "\u{feff}BlockSize\t10\n0\t5\n"),
+        ("comment_line", "BlockSize\t10\n# c\n0\t5\n"),
+        ("one_bucket", "BlockSize\t1000\n0\t9\n"),
+        ("empty_first_bucket", "BlockSize\t3\n0\t0\n1\t4\n"),
+        ("form_feed", "BlockSize\t10\n0\t5\x0c\n"),
+    ]
+    .iter()
+    .map(|(n, t)| (*n, t.to_string()))
+    .collect()
+}
+
+/// A random histogram file (deterministic): repeated and out-of-order buckets, zero and
+/// negative counts, LF, CR LF and CR line ends; in two files of five also buckets beyond the
+/// next free one, blank lines, trailing spaces and tabs and extra columns now and then.
+fn random_histogram_file(next: &mut impl FnMut() -> u64) -> String {
+    let noisy = next() % 5 < 2;
+    let end = |next: &mut dyn FnMut() -> u64| match next() % 20 {
+        0 => "\r\n",
+        1 => "\r",
+        _ => "\n",
+    };
+    let mut text = String::new();
+    if !next().is_multiple_of(25) {
+        let block = match next() % 10 {
+            0 => "0".to_string(),
+            1 => "-3".to_string(),
+            _ => (1 + next() % 2000).to_string(),
+        };
+        text.push_str(&format!("BlockSize\t{block}"));
+        text.push_str(end(next));
+    }
+    let lines = next() % 40;
+    let mut size = 0u64;
+    for _ in 0..lines {
+        let bucket = match next() % 30 {
+            0 if size > 0 => next() % size,
+            1 if noisy => size + 1 + next() % 3,
+            _ => size,
+        };
+        let count: i64 = match next() % 40 {
+            0 => -((next() % 5) as i64),
+            1..=4 => 0,
+            5 => (next() % 2_000_000_000) as i64,
+            _ => (next() % 1000) as i64,
+        };
+        let mut line = format!("{bucket}\t{count}");
+        match if noisy { next() % 60 } else { 60 } {
+            0 => line.push(' '),
+            1 => line.push_str("\t7"),
+            2 => line = String::new(),
+            3 => line.push('\t'),
+            _ => {}
+        }
+        if !line.is_empty() && bucket <= size {
+            size += 1;
+        }
+        text.push_str(&line);
+        text.push_str(end(next));
+    }
+    text
+}
+
+/// YCSB's answer for one histogram file: `Ok((block size, area, buckets, draws))` or the
+/// constructor's exception (a draw's exception ends the draws, as `DRAWTHROW ...`).
+type HistogramAnswer = Result<(i64, i64, Vec<i64>, Vec<String>), String>;
+
+/// The field-length histogram file (`fieldlengthdistribution=histogram`): what YCSB 0.17.0's
+/// `HistogramGenerator(String file)` reads from each file (block size, buckets, area, or its
+/// exception) and its first draws from the same seed, beside ours, over hand-written edge cases
+/// and random files. Kept on purpose: a histogram whose counts add up to 0 or less (YCSB builds
+/// it and its first draw throws) or to more than 2^31 - 1 (YCSB's `(int) area` wraps and it
+/// draws from the wrong range) is refused by ours when read.
+#[test]
+fn histogram_files_read_as_ycsb_reads_them() {
+    const DRAWS: usize = 200;
+    const SEED: i64 = 1_234_567;
+    let mut files: Vec<(String, String)> = histogram_edge_files()
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t))
+        .collect();
+    let named = files.len();
+    let mut next = hbase_it::xorshift(0x41_570f_11e5);
+    for i in 0..500 {
+        files.push((format!("random_{i}"), random_histogram_file(&mut next)));
+    }
+    let dir = std::env::temp_dir().join(format!("ycsb-histograms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths: Vec<String> = files
+        .iter()
+        .enumerate()
+        .map(|(i, (_, text))| {
+            let p = dir.join(format!("{i}.hist"));
+            std::fs::write(&p, text).unwrap();
+            p.to_str().unwrap().to_string()
+        })
+        .collect();
+    let out = oracle(
+        &["histograms", &SEED.to_string(), &DRAWS.to_string()],
+        Some(&(paths.join("\n") + "\n")),
+    );
+    let mut java: Vec<HistogramAnswer> = Vec::new();
+    let mut tid = None;
+    for line in out.lines() {
+        if line.starts_with("== ") {
+            continue;
+        }
+        if let Some(e) = line.strip_prefix("THROW ") {
+            java.push(Err(e.to_string()));
+        } else if let Some(state) = line.strip_prefix("OK ") {
+            let mut t = state.splitn(3, ' ');
+            let block = t.next().unwrap().parse().unwrap();
+            let area = t.next().unwrap().parse().unwrap();
+            let buckets = t
+                .next()
+                .unwrap()
+                .split(',')
+                .filter(|c| !c.is_empty())
+                .map(|c| c.parse().unwrap())
+                .collect();
+            java.push(Ok((block, area, buckets, Vec::new())));
+        } else if let Some(t) = line.strip_prefix("tid ") {
+            tid = Some(t.parse::<u64>().unwrap());
+        } else {
+            let Some(Ok((_, _, _, draws))) = java.last_mut() else {
+                panic!("a draw without a generator: {line:?}");
+            };
+            draws.push(line.to_string());
+        }
+    }
+    assert_eq!(java.len(), files.len(), "one answer per file");
+    let tid = tid.expect("the harness drew from at least one file");
+
+    let mut differences = Vec::new();
+    let (mut built, mut kept) = (0, 0);
+    let mut kept_by_hand = Vec::new();
+    for (i, (((name, text), path), java)) in files.iter().zip(&paths).zip(&java).enumerate() {
+        let ours = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| HistogramGen::parse(&t));
+        let difference = match (java, &ours) {
+            (Err(_), Err(_)) => None,
+            (Ok((_, area, _, draws)), Err(_)) if *area <= 0 || *area > i64::from(i32::MAX) => {
+                // Kept: Java builds it, then throws at the first draw or draws from the wrong
+                // range; ours refuses the file.
+                assert!(
+                    *area > 0 || draws.first().is_some_and(|d| d.starts_with("DRAWTHROW")),
+                    "{name}: {draws:?}"
+                );
+                kept += 1;
+                if i < named {
+                    kept_by_hand.push(name.as_str());
+                }
+                None
+            }
+            (Ok((block, area, buckets, draws)), Ok(g)) => {
+                built += 1;
+                let mut r = JavaRandom::new(SEED as u64, tid);
+                let ours_draws: Vec<String> =
+                    (0..DRAWS).map(|_| g.next(&mut r).to_string()).collect();
+                let state = (g.block_size(), g.area(), g.buckets().to_vec());
+                if state != (*block, *area, buckets.clone()) {
+                    Some(format!(
+                        "java (block, area, buckets) {:?}, ours {state:?}",
+                        (block, area, buckets)
+                    ))
+                } else if &ours_draws != draws {
+                    Some(format!(
+                        "draws differ: java {draws:?}\n    ours {ours_draws:?}"
+                    ))
+                } else {
+                    None
+                }
+            }
+            _ => Some(format!(
+                "java {java:?}\n    ours {:?}",
+                ours.as_ref()
+                    .map(|g| (g.block_size(), g.area(), g.buckets()))
+            )),
+        };
+        if let Some(d) = difference {
+            differences.push(format!("{name}: file {text:?}\n    {d}"));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        kept_by_hand,
+        [
+            "negative_area",
+            "zero_area",
+            "only_block_size",
+            "area_beyond_int",
+            "area_wraps_negative"
+        ],
+        "the hand-written files built by YCSB and refused by ours"
+    );
+    assert!(
+        differences.is_empty(),
+        "{} of {} histogram files read differently from YCSB's HistogramGenerator ({named} written by hand):\n{}",
+        differences.len(),
+        files.len(),
+        differences.join("\n")
+    );
+    eprintln!(
+        "histogram files: {} compared with YCSB's HistogramGenerator ({named} by hand), {built} built by both and drawn {DRAWS} times, {} refused by both, {kept} kept differences",
+        files.len(),
+        files.len() - built - kept
     );
 }

@@ -453,7 +453,17 @@ impl<T: Clone> Discrete<T> {
     }
 }
 
-/// `HistogramGenerator`: draws from a histogram file (`BlockSize\t<n>` then `bucket\tcount`).
+/// `HistogramGenerator`: draws from a histogram file (`BlockSize\t<n>` then `bucket\tcount`
+/// lines), read as YCSB 0.17.0's `HistogramGenerator(String file)` reads it (proven by
+/// `tests/ycsb_conformance.rs`, `histogram_files_read_as_ycsb_reads_them`): lines end at LF,
+/// CR or CR LF; fields are split at tabs (trailing empty fields dropped, extra fields ignored);
+/// numbers are `Integer.parseInt`'s (no spaces, an optional sign, within 32 bits); each bucket
+/// line inserts its count at its bucket index, as `ArrayList.add(index, count)` does, so a
+/// repeated index goes before the earlier one and an index beyond the buckets read so far is an
+/// error. Where YCSB throws (a blank line, a bad number, a missing field), the file is refused
+/// naming the line. One deliberate difference: counts adding up to 0 or less (YCSB's first
+/// draw throws) or beyond 2^31 - 1 (YCSB's `(int) area` wraps, drawing from the wrong range)
+/// are refused here when the file is read.
 #[derive(Debug, Clone)]
 pub struct HistogramGen {
     block_size: i64,
@@ -461,66 +471,135 @@ pub struct HistogramGen {
     area: i64,
 }
 
-impl HistogramGen {
-    /// Parses the histogram file's text.
-    pub fn parse(text: &str) -> Result<HistogramGen, String> {
-        let mut lines = text.lines();
-        let first = lines.next().ok_or("empty histogram file")?;
-        let mut parts = first.split('\t');
-        if parts.next() != Some("BlockSize") {
-            return Err("the first line of the histogram file is not BlockSize".into());
+/// The lines of `text` as Java's `BufferedReader.readLine` returns them: each ends at LF, CR
+/// or CR LF (not part of the line), and a last line without an end counts.
+fn java_lines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let b = text.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        if b[i] == b'\n' || b[i] == b'\r' {
+            lines.push(&text[start..i]);
+            i += if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+                2
+            } else {
+                1
+            };
+            start = i;
+        } else {
+            i += 1;
         }
-        let block_size: i64 = parts
-            .next()
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or("bad BlockSize line")?;
+    }
+    if start < b.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// `line.split("\t")` as Java splits it: at every tab, trailing empty fields dropped (a line
+/// without a tab is one field, even when empty).
+fn java_tab_fields(line: &str) -> Vec<&str> {
+    let mut fields: Vec<&str> = line.split('\t').collect();
+    if line.contains('\t') {
+        while fields.last() == Some(&"") {
+            fields.pop();
+        }
+    }
+    fields
+}
+
+impl HistogramGen {
+    /// Parses the histogram file's text; the error names the line and what YCSB would do.
+    pub fn parse(text: &str) -> Result<HistogramGen, String> {
+        let lines = java_lines(text);
+        let first = lines.first().ok_or("the histogram file is empty")?;
+        let head = java_tab_fields(first);
+        if head.first() != Some(&"BlockSize") {
+            return Err(format!(
+                "the first line of the histogram file is not BlockSize<TAB>n: {first:?}"
+            ));
+        }
+        let block_size = java_int(head.get(1).copied(), "the BlockSize", 1)?;
         let mut buckets: Vec<i64> = Vec::new();
-        for line in lines {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let mut p = line.split('\t');
-            let b: usize = p
-                .next()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(|| format!("bad histogram line {line:?}"))?;
-            let c: i64 = p
-                .next()
-                .and_then(|s| s.trim().parse().ok())
-                .ok_or_else(|| format!("bad histogram line {line:?}"))?;
-            if buckets.len() <= b {
-                buckets.resize(b + 1, 0);
-            }
-            buckets[b] = c;
+        for (n, line) in lines.iter().enumerate().skip(1) {
+            let fields = java_tab_fields(line);
+            // YCSB reads the bucket before the count: a line fails on its first bad field.
+            let bucket = java_int(fields.first().copied(), "the bucket", n + 1)?;
+            let count = java_int(fields.get(1).copied(), "the count", n + 1)?;
+            let index = usize::try_from(bucket)
+                .ok()
+                .filter(|&i| i <= buckets.len())
+                .ok_or_else(|| {
+                    format!(
+                        "line {}: bucket {bucket} is not within 0 to {} (each bucket line inserts at its index among the buckets read so far, as YCSB does)",
+                        n + 1,
+                        buckets.len()
+                    )
+                })?;
+            buckets.insert(index, i64::from(count));
         }
         let area: i64 = buckets.iter().sum();
         // YCSB draws `nextInt((int) area)`: 0 or less throws there, and a larger area wraps
         // in the cast (2^32 + 5 draws from 0..5), which is refused here rather than copied.
-        if area <= 0 || area > i32::MAX as i64 {
+        if area <= 0 || area > i64::from(i32::MAX) {
             return Err(format!(
                 "the histogram's counts add up to {area} (accepted: 1 to {})",
                 i32::MAX
             ));
         }
         Ok(HistogramGen {
-            block_size,
+            block_size: i64::from(block_size),
             buckets,
             area,
         })
     }
 
-    /// The next value: YCSB's `nextInt(area)` draw, walked down the buckets.
+    /// The block size (the `BlockSize` line): bucket `i` draws `(i + 1) · block size`.
+    pub fn block_size(&self) -> i64 {
+        self.block_size
+    }
+
+    /// The counts, by bucket.
+    pub fn buckets(&self) -> &[i64] {
+        &self.buckets
+    }
+
+    /// The sum of the counts (what a draw is taken from).
+    pub fn area(&self) -> i64 {
+        self.area
+    }
+
+    /// The next value: YCSB's `nextInt(area)` draw, walked down the buckets in Java's `int`
+    /// arithmetic (`number -= buckets[i]` narrows each step to 32 bits).
     pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
-        let mut number = next_int_bounded(rng, self.area as i32) as i64;
+        let mut number = next_int_bounded(rng, self.area as i32);
         let mut i = 0;
         while i + 1 < self.buckets.len() {
-            number -= self.buckets[i];
+            number = (i64::from(number) - self.buckets[i]) as i32;
             if number <= 0 {
                 return (i as i64 + 1) * self.block_size;
             }
             i += 1;
         }
         i as i64 * self.block_size
+    }
+}
+
+/// A histogram field as `Integer.parseInt` reads it (an optional sign and ASCII digits within
+/// 32 bits; no spaces), or an error naming the field and its line.
+fn java_int(field: Option<&str>, what: &str, line: usize) -> Result<i32, String> {
+    match field {
+        None => Err(format!("line {line}: {what} is missing")),
+        Some("") if line > 1 && what == "the bucket" => Err(format!(
+            "line {line} is blank or starts with a tab (YCSB's HistogramGenerator fails on it)"
+        )),
+        Some(v) => v.parse::<i32>().map_err(|_| {
+            format!(
+                "line {line}: {what} {v:?} is not a whole number from {} to {} (no spaces)",
+                i32::MIN,
+                i32::MAX
+            )
+        }),
     }
 }
 
@@ -758,5 +837,28 @@ mod tests {
             assert!(v == 10 || v == 20 || v == 30, "{v}");
         }
         assert!(HistogramGen::parse("nope").is_err());
+    }
+
+    // YCSB's answers in `tests/ycsb_conformance.rs` (`histogram_files_read_as_ycsb_reads_them`),
+    // kept here as quick checks.
+    #[test]
+    fn histogram_files_as_ycsb_reads_them() {
+        let buckets = |t: &str| HistogramGen::parse(t).map(|h| h.buckets().to_vec());
+        // A repeated bucket is inserted before the earlier one (ArrayList.add(index, count)).
+        assert_eq!(buckets("BlockSize\t1\n0\t5\n0\t7\n"), Ok(vec![7, 5]));
+        // Lines end at LF, CR or CR LF; extra and trailing empty fields are ignored.
+        assert_eq!(buckets("BlockSize\t1\r0\t5\r\n1\t3\t9\t\n"), Ok(vec![5, 3]));
+        // Refused where YCSB throws: a blank line, a space, a bucket beyond the next free one.
+        for bad in [
+            "BlockSize\t1\n0\t5\n\n",
+            "BlockSize\t1\n0\t5 \n",
+            "BlockSize\t1 \n0\t5\n",
+            "BlockSize\t1\n1\t5\n",
+            "BlockSize\t1\n0\n",
+        ] {
+            assert!(HistogramGen::parse(bad).is_err(), "{bad:?}");
+        }
+        let e = HistogramGen::parse("BlockSize\t1\n0\t5\n\n").unwrap_err();
+        assert!(e.contains("line 3"), "{e}");
     }
 }

@@ -33,6 +33,11 @@
  *                              line per property (escaped, unsorted), or "THROW <exception>",
  *                              or "EXIT <the last line it printed>" when it called System.exit,
  *                              which ends this JVM (the caller starts another for the rest)
+ *   histograms SEED K          stdin: one histogram file path a line; each loaded by YCSB's
+ *                              HistogramGenerator(String file): "== N", then "OK BLOCK AREA
+ *                              C0,C1,..." (its private blockSize, area and buckets), "tid T"
+ *                              and K draws after seeding, one a line (or "DRAWTHROW <exception>"
+ *                              where a draw throws); or "THROW <exception>" from the constructor
  * ARGS are YCSB's -P FILE and -p NAME=VALUE.
  */
 package hbasers.oracle;
@@ -73,6 +78,7 @@ import site.ycsb.StatusThread;
 import site.ycsb.generator.AcknowledgedCounterGenerator;
 import site.ycsb.generator.DiscreteGenerator;
 import site.ycsb.generator.ExponentialGenerator;
+import site.ycsb.generator.HistogramGenerator;
 import site.ycsb.generator.HotspotIntegerGenerator;
 import site.ycsb.generator.OracleAccess;
 import site.ycsb.generator.ScrambledZipfianGenerator;
@@ -137,6 +143,9 @@ public final class YcsbOracle {
       break;
     case "clis":
       clis(out);
+      break;
+    case "histograms":
+      histograms(out, Long.parseLong(args[1]), Integer.parseInt(args[2]));
       break;
     case "doubles":
       doubles(out);
@@ -283,6 +292,45 @@ public final class YcsbOracle {
       out.flush();
     }
     Runtime.getRuntime().removeShutdownHook(hook);
+  }
+
+  /** Each histogram file on stdin loaded by YCSB's HistogramGenerator, its state and draws. */
+  static void histograms(PrintStream out, long seed, int k) throws Exception {
+    Field blockSize = HistogramGenerator.class.getDeclaredField("blockSize");
+    Field area = HistogramGenerator.class.getDeclaredField("area");
+    Field buckets = HistogramGenerator.class.getDeclaredField("buckets");
+    for (Field f : new Field[] {blockSize, area, buckets}) {
+      f.setAccessible(true);
+    }
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    StringBuilder b = new StringBuilder();
+    int n = 0;
+    for (String path = in.readLine(); path != null; path = in.readLine()) {
+      b.append("== ").append(n++).append('\n');
+      HistogramGenerator g;
+      try {
+        g = new HistogramGenerator(path);
+      } catch (Exception e) {
+        b.append("THROW ").append(escape(String.valueOf(e))).append('\n');
+        continue;
+      }
+      StringBuilder counts = new StringBuilder();
+      for (long c : (long[]) buckets.get(g)) {
+        counts.append(counts.length() == 0 ? "" : ",").append(c);
+      }
+      b.append("OK ").append(blockSize.getLong(g)).append(' ').append(area.getLong(g))
+          .append(' ').append(counts).append('\n');
+      b.append("tid ").append(seedThread(seed)).append('\n');
+      for (int i = 0; i < k; i++) {
+        try {
+          b.append(g.nextValue()).append('\n');
+        } catch (Exception e) {
+          b.append("DRAWTHROW ").append(escape(String.valueOf(e))).append('\n');
+          break;
+        }
+      }
+    }
+    out.print(b);
   }
 
   static void tlr(PrintStream out, long seed, int n) throws Exception {
