@@ -76,8 +76,8 @@ impl Runtime {
     }
 
     /// The active master: cached, else asked of the registry, giving up at `deadline` (the
-    /// registry's own bounds are the client's: ZooKeeper's connect timeout, the RPC
-    /// registry's operation timeout, either longer than a short operation's).
+    /// registry's own bound is the client's operation timeout, for ZooKeeper as for the RPC
+    /// registry, which may be longer than a short operation's).
     pub(crate) async fn master(&self, deadline: Instant) -> Result<ServerName> {
         if let Some(m) = self.lock_master().clone() {
             return Ok(m);

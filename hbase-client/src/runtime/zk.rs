@@ -102,8 +102,11 @@ impl ZkRegistry {
             let mut slot = lock(&self.session);
             match &*slot {
                 Slot::Open(client) if !client.state().is_terminated() => return Ok(client.clone()),
-                Slot::Connecting(attempt) => attempt.done.clone(),
-                Slot::Open(_) | Slot::Idle => {
+                // An attempt whose task ended without settling the slot was dropped with its
+                // runtime (a client used from several runtimes): waiting for it would fail every
+                // later caller, so it is replaced like a dead session.
+                Slot::Connecting(attempt) if !attempt.task.is_finished() => attempt.done.clone(),
+                Slot::Open(_) | Slot::Idle | Slot::Connecting(_) => {
                     let attempt = self.start_attempt();
                     let done = attempt.done.clone();
                     *slot = Slot::Connecting(attempt);
@@ -305,4 +308,48 @@ pub(crate) fn parse_meta_region_server(data: &[u8]) -> Result<ServerName> {
     let meta = hbase_proto::MetaRegionServer::decode(payload)
         .map_err(|e| Error::Protocol(format!("meta-region-server znode: {e}")))?;
     Ok(ServerName::from_proto(&meta.server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connect attempt whose task was dropped unfinished (its runtime shut down) is not
+    /// waited for again: the next caller starts another. Without that, the slot kept the dead
+    /// attempt and every later call failed at once with "the connect attempt was abandoned".
+    #[test]
+    fn a_connect_attempt_dropped_unfinished_is_replaced() {
+        // A "ZooKeeper" that accepts and says nothing: every attempt waits.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming().flatten() {
+                held.push(s);
+            }
+        });
+        let config = ClientConfig::builder(format!("127.0.0.1:{port}"))
+            .operation_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        let registry = ZkRegistry::new(&config);
+        let build = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+        };
+        // Runtime A: the first caller starts the attempt (its task spawned, never run), gives
+        // up, and the runtime goes with the task.
+        let first = build();
+        first.block_on(async {
+            let call = registry.master();
+            assert!(futures_util::FutureExt::now_or_never(call).is_none());
+        });
+        drop(first);
+        assert_eq!(registry.attempts.load(Ordering::Relaxed), 1);
+        let err = build().block_on(registry.master()).unwrap_err();
+        assert_eq!(registry.attempts.load(Ordering::Relaxed), 2, "{err}");
+        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    }
 }
