@@ -25,7 +25,7 @@
 //! that fails after its argument checks writes too, the failure its last line. A sweep into
 //! the directory of an earlier one first removes that sweep's points and summaries, and its
 //! `load.txt` and server warm-up runs (`warmup/`) where this sweep has none of its own, once
-//! its own first point is about to run (see [`clear_earlier_sweep`]); a sweep with a server
+//! its own first point is about to run (see `clear_earlier_sweep`); a sweep with a server
 //! warm-up replaces the earlier one's as its warm-up starts.
 
 use std::future::Future;
