@@ -169,6 +169,10 @@ fn hdr_logs_with(version: &str) -> Command {
     let pom = repo().join("tests/java/ycsb/hdr/pom.xml");
     let stamp = dir.join("lib.stamp");
     let pom_text = std::fs::read_to_string(&pom).unwrap();
+    // The tests of this file run at once: one fetches a version while the others wait (each
+    // fetch replaces `lib/`, which another test may be listing).
+    static FETCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _fetching = FETCH.lock().unwrap_or_else(|e| e.into_inner());
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(pom_text.as_str()) {
         let tmp = dir.join(format!("lib.tmp.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
