@@ -227,6 +227,27 @@ const TAKES_VALUE: [&str; 13] = [
     "--regions",
 ];
 
+/// `arg` as the option parser reads it: `-threads` as `--threads` (and the other long names
+/// YCSB spells with one dash); anything else as written.
+fn rewritten(arg: &str) -> String {
+    if let Some(rest) = arg.strip_prefix('-') {
+        if !rest.starts_with('-') {
+            let name = rest.split('=').next().unwrap_or("");
+            if SINGLE_DASH_LONG.contains(&name) {
+                return format!("-{arg}");
+            }
+        }
+    }
+    arg.to_string()
+}
+
+/// Whether option `arg` (as written on the command line) takes the next argument as its
+/// value: `-p`, `-l`, `-threads`, `--zk`, … The one rule for every reader of a command line
+/// (`ycsb sweep` splits its own before it passes the rest on).
+pub(crate) fn takes_value(arg: &str) -> bool {
+    TAKES_VALUE.contains(&rewritten(arg).as_str())
+}
+
 /// Rewrites `-threads` to `--threads` (and the other long names YCSB spells with one dash),
 /// except where it is an option's value: `-l -threads` is the label `-threads`, as in YCSB.
 pub fn normalize_args(args: &[String]) -> Vec<String> {
@@ -237,15 +258,7 @@ pub fn normalize_args(args: &[String]) -> Vec<String> {
             out.push(a.clone());
             continue;
         }
-        let mut arg = a.clone();
-        if let Some(rest) = a.strip_prefix('-') {
-            if !rest.starts_with('-') {
-                let name = rest.split('=').next().unwrap_or("");
-                if SINGLE_DASH_LONG.contains(&name) {
-                    arg = format!("-{a}");
-                }
-            }
-        }
+        let arg = rewritten(a);
         is_value = TAKES_VALUE.contains(&arg.as_str());
         out.push(arg);
     }

@@ -97,6 +97,12 @@ fn split_args(args: &[String]) -> Result<Split, Error> {
                     _ => out = Some(value),
                 }
             }
+            // Another option's value is passed on as it is, never read as a varied flag:
+            // `-p -threads=5` sets a property, as `ycsb run` reads it.
+            _ if crate::cli::takes_value(a) => {
+                base.extend(args[i..].iter().take(2).cloned());
+                i += 1;
+            }
             _ => base.push(a.clone()),
         }
         i += 1;
@@ -515,17 +521,22 @@ fn clear_earlier_sweep(out: &Path, loaded: bool, warmed: bool) -> Result<usize, 
     let entries = std::fs::read_dir(&points)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", points.display())))?;
     let mut removed = 0;
-    for dir in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+    let mut earlier_points = false;
+    for dir in real_dirs(entries) {
+        earlier_points = true;
         removed += crate::remove_files(&dir, |name| {
             crate::is_run_artifact(name) || POINT_FILES.contains(&name)
         })?;
         // Left, an empty directory would read as a point of this sweep that failed.
         remove_if_empty(&dir)?;
     }
+    // A `load.txt` or `warmup/` is an earlier sweep's only where one ran: a log of it, or its
+    // points. In any other directory they are the user's.
+    let earlier = earlier_points || out.join("sweep.log").is_file();
     removed += crate::remove_files(out, |name| {
-        SUMMARY_FILES.contains(&name) || (!loaded && name == "load.txt")
+        SUMMARY_FILES.contains(&name) || (earlier && !loaded && name == "load.txt")
     })?;
-    if !warmed {
+    if earlier && !warmed {
         removed += clear_earlier_warmup(out)?;
     }
     Ok(removed)
@@ -541,7 +552,7 @@ fn clear_earlier_warmup(out: &Path) -> Result<usize, Error> {
         return Ok(0);
     };
     let mut removed = 0;
-    for dir in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+    for dir in real_dirs(entries) {
         removed += crate::remove_files(&dir, |name| {
             crate::is_run_artifact(name) || WARMUP_FILES.contains(&name)
         })?;
@@ -549,6 +560,15 @@ fn clear_earlier_warmup(out: &Path) -> Result<usize, Error> {
     }
     remove_if_empty(&warmup)?;
     Ok(removed)
+}
+
+/// The directories among `entries`, symbolic links to directories left out: clearing an
+/// earlier sweep's files never follows a link out of the sweep's own directory.
+fn real_dirs(entries: std::fs::ReadDir) -> impl Iterator<Item = std::path::PathBuf> {
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
 }
 
 /// Removes `dir` if it holds nothing.
@@ -727,6 +747,23 @@ mod tests {
         assert_eq!(s.out.as_deref(), Some("d"));
     }
 
+    /// An option's value that looks like a varied flag is that option's, as `ycsb run` reads
+    /// it (`cli::takes_value`, the one list): a property `-threads=5`, a label `-target`.
+    #[test]
+    fn another_options_value_is_never_a_varied_flag() {
+        let s = split_args(&a(
+            "sweep -P workloadc -threads 2 -p -threads=5 -l -target --out d",
+        ))
+        .unwrap();
+        assert_eq!(s.base, a("-p -threads=5 -l -target"));
+        assert_eq!(s.threads, vec![2]);
+        assert!(
+            s.targets.is_empty() || s.targets == vec![0.0],
+            "{:?}",
+            s.targets
+        );
+    }
+
     #[test]
     fn points_run_in_a_ycsb_binary() {
         let mut p = Properties::new();
@@ -746,6 +783,40 @@ mod tests {
     /// artifacts of another run, nor the points the rerun never reached or does not have, nor
     /// the earlier summaries. A rerun that fails before its first point (its load) leaves the
     /// earlier results as they were.
+    /// Clearing an earlier sweep touches only what a sweep wrote: in a directory no sweep ran
+    /// in, a `load.txt` and a `warmup/` are the user's; and a symbolic link among the points
+    /// or warm-up runs is never followed into the directory it names.
+    #[test]
+    fn clearing_an_earlier_sweep_keeps_the_users_files() {
+        let base = std::env::temp_dir().join(format!("ycsb-sweep-users-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (out, users) = (base.join("out"), base.join("users"));
+        std::fs::create_dir_all(out.join("points")).unwrap();
+        std::fs::create_dir_all(out.join("warmup/run")).unwrap();
+        std::fs::create_dir_all(&users).unwrap();
+        std::fs::write(out.join("load.txt"), "the user's").unwrap();
+        std::fs::write(out.join("warmup/run/stdout.txt"), "the user's").unwrap();
+        for file in ["point.json", "stdout.txt", "READ.hdr"] {
+            std::fs::write(users.join(file), "the user's").unwrap();
+        }
+        // No sweep ran here (its points/ is this sweep's, just made).
+        assert_eq!(clear_earlier_sweep(&out, false, false).unwrap(), 0);
+        assert!(out.join("load.txt").exists() && out.join("warmup/run/stdout.txt").exists());
+        // An earlier sweep ran here, and links lead out of it.
+        std::fs::write(out.join("sweep.log"), "earlier").unwrap();
+        std::os::unix::fs::symlink(&users, out.join("points/001-workloadc-t1")).unwrap();
+        std::os::unix::fs::symlink(&users, out.join("warmup/01-workloadc-t1")).unwrap();
+        assert_eq!(clear_earlier_sweep(&out, false, false).unwrap(), 2);
+        assert!(!out.join("load.txt").exists() && !out.join("warmup/run").exists());
+        for file in ["point.json", "stdout.txt", "READ.hdr"] {
+            assert!(
+                users.join(file).exists(),
+                "{file} of the user's directory is gone"
+            );
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_rerun_whose_point_fails_leaves_nothing_of_the_earlier_sweep() {
         let out = std::env::temp_dir().join(format!("ycsb-sweep-rerun-{}", std::process::id()));
