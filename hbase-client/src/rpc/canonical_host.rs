@@ -1,9 +1,10 @@
 //! The host name a server's `_HOST` Kerberos principal takes, derived as the Java client
 //! derives it.
 //!
-//! HBase's Java client (`GssSaslClientAuthenticationProvider.getServerPrincipal`) does not put
-//! the name the cluster advertises into `hbase/_HOST@REALM`: it resolves that name to an
-//! address and puts the address's *canonical* name there, lower-cased
+//! HBase's Java client (2.6's `RpcConnection.getServerPrincipal`; before 2.6
+//! `GssSaslClientAuthenticationProvider.getServerPrincipal`, the same rule) does not put the
+//! name the cluster advertises into `hbase/_HOST@REALM`: it resolves that name to an address
+//! and puts the address's *canonical* name there, lower-cased
 //! (`InetAddress.getCanonicalHostName()`): the reverse lookup of the address, kept only if a
 //! forward lookup of that name gives the address back, else the address itself in text. A
 //! cluster whose servers register by address or by a short name therefore works with
@@ -11,18 +12,41 @@
 //! ask the KDC for a principal nobody has. `tests/security.rs` proves the rule by running
 //! Java's own method beside this one on the same names.
 //!
-//! The lookups block (the system resolver), so they run on the blocking pool.
+//! The lookups block (the system resolver), so they run on the blocking pool, and their
+//! answers are kept for 30 s (the JDK's `networkaddress.cache.ttl`): a client that opens many
+//! connections, or retries one against a slow resolver, asks once per host and half minute.
 
+use std::collections::HashMap;
 use std::ffi::CStr;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long an answer is kept (the JDK's default for a resolved name).
+const KEPT_FOR: Duration = Duration::from_secs(30);
+
+/// The answers of the last [`KEPT_FOR`], by host as advertised.
+static ANSWERS: Mutex<Option<HashMap<String, (String, Instant)>>> = Mutex::new(None);
 
 /// The canonical host name for a server advertised as `host`, as Java's client takes it for a
 /// `_HOST` principal. A name that does not resolve stays as written, lower-cased: Java could
 /// not connect to it at all, and this client may reach it through an address map.
 pub(crate) async fn canonical_host(host: &str) -> String {
+    let answers = || ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((name, at)) = answers().get_or_insert_with(HashMap::new).get(host) {
+        if at.elapsed() < KEPT_FOR {
+            return name.clone();
+        }
+    }
     let owned = host.to_string();
     match tokio::task::spawn_blocking(move || canonical_host_blocking(&owned)).await {
-        Ok(name) => name,
+        Ok(name) => {
+            let mut kept = answers();
+            let kept = kept.get_or_insert_with(HashMap::new);
+            kept.retain(|_, (_, at)| at.elapsed() < KEPT_FOR);
+            kept.insert(host.to_string(), (name.clone(), Instant::now()));
+            name
+        }
         // The blocking pool is gone (its runtime is shutting down): the name as written.
         Err(_) => host.to_ascii_lowercase(),
     }

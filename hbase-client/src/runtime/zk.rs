@@ -104,7 +104,9 @@ impl ZkRegistry {
                 Slot::Open(client) if !client.state().is_terminated() => return Ok(client.clone()),
                 // An attempt whose task ended without settling the slot was dropped with its
                 // runtime (a client used from several runtimes): waiting for it would fail every
-                // later caller, so it is replaced like a dead session.
+                // later caller, so it is replaced like a dead session. (One on a runtime that
+                // lives on but is never driven again is waited for to each caller's deadline,
+                // as the session itself, whose I/O runs where it was connected.)
                 Slot::Connecting(attempt) if !attempt.task.is_finished() => attempt.done.clone(),
                 Slot::Open(_) | Slot::Idle | Slot::Connecting(_) => {
                     let attempt = self.start_attempt();
@@ -122,7 +124,8 @@ impl ZkRegistry {
                     Some(Err(e)) => Err(e.duplicate()),
                     None => Err(self.error("a connect attempt ended without an outcome")),
                 },
-                // Its task is gone (the registry is being dropped).
+                // Its task ended without an outcome: cancelled with its runtime, or panicked
+                // (the next caller starts another attempt).
                 Err(_) => Err(self.error("the connect attempt was abandoned")),
             }
         })
