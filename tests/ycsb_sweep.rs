@@ -180,6 +180,8 @@ async fn thread_and_target_sweeps() {
     for file in ["READ.hdr", "report.txt", "stdout.txt", "stderr.txt"] {
         std::fs::write(earlier_warm.join(file), "earlier").unwrap();
     }
+    // As the earlier sweep left it: its log (without one the files would be the user's).
+    std::fs::write(target_dir.join("sweep.log"), "earlier").unwrap();
     let out = ycsb(&format!(
         "sweep {common} -p sweep.load=false -p sweep.serverwarmup=1 -P workloadc -threads 2 -target 400,800 --out {}",
         target_dir.display()
@@ -432,6 +434,8 @@ async fn a_rerun_leaves_no_earlier_load_or_warm_up() {
     let _ = std::fs::remove_dir_all(&out);
     let plant = || {
         std::fs::create_dir_all(&out).unwrap();
+        // What marks a directory an earlier sweep's (a load.txt alone may be the user's).
+        std::fs::write(out.join("sweep.log"), "earlier").unwrap();
         std::fs::write(out.join("load.txt"), "earlier").unwrap();
         for id in ["01-workloadc-t1", "02-workloadc-t8"] {
             let dir = out.join("warmup").join(id);

@@ -355,7 +355,12 @@ pub async fn sweep(
                 Some(c) => {
                     // The earlier sweep's warm-up runs go first: one this sweep does not have
                     // would stay beside its own.
-                    match clear_earlier_warmup(&out) {
+                    let earlier = if an_earlier_sweep_ran(&out) {
+                        clear_earlier_warmup(&out)
+                    } else {
+                        Ok(0)
+                    };
+                    match earlier {
                         Ok(0) => {}
                         Ok(n) => log.push_str(&format!(
                             "removed {n} files of an earlier sweep's warm-up\n"
@@ -520,19 +525,17 @@ fn clear_earlier_sweep(out: &Path, loaded: bool, warmed: bool) -> Result<usize, 
     let points = out.join("points");
     let entries = std::fs::read_dir(&points)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", points.display())))?;
+    // A `load.txt` or `warmup/` is an earlier sweep's only where one ran; in any other
+    // directory they are the user's.
+    let earlier = an_earlier_sweep_ran(out);
     let mut removed = 0;
-    let mut earlier_points = false;
     for dir in real_dirs(entries) {
-        earlier_points = true;
         removed += crate::remove_files(&dir, |name| {
             crate::is_run_artifact(name) || POINT_FILES.contains(&name)
         })?;
         // Left, an empty directory would read as a point of this sweep that failed.
         remove_if_empty(&dir)?;
     }
-    // A `load.txt` or `warmup/` is an earlier sweep's only where one ran: a log of it, or its
-    // points. In any other directory they are the user's.
-    let earlier = earlier_points || out.join("sweep.log").is_file();
     removed += crate::remove_files(out, |name| {
         SUMMARY_FILES.contains(&name) || (earlier && !loaded && name == "load.txt")
     })?;
@@ -560,6 +563,12 @@ fn clear_earlier_warmup(out: &Path) -> Result<usize, Error> {
     }
     remove_if_empty(&warmup)?;
     Ok(removed)
+}
+
+/// Whether a sweep ran into `out` before this one: its log, or a point's directory.
+fn an_earlier_sweep_ran(out: &Path) -> bool {
+    out.join("sweep.log").is_file()
+        || std::fs::read_dir(out.join("points")).is_ok_and(|d| real_dirs(d).next().is_some())
 }
 
 /// The directories among `entries`, symbolic links to directories left out: clearing an
