@@ -389,54 +389,52 @@ mod tests {
         assert_eq!((h.len(), h.min(), h.max()), (255, 0, 472));
     }
 
-    /// A V1 line as a damaged or crafted log may hold: `counts` of `word` bytes after a header
-    /// claiming `lowest`..`highest` at `sigfig` digits and a payload of `payload` bytes.
-    fn crafted(word: u32, sigfig: u32, highest: u64, payload: u32, counts: &[u64]) -> Vec<u8> {
+    /// The header both encodings share: `cookie`, a payload of `payload` bytes, no
+    /// normalizing offset, `sigfig` digits over `1..=highest`, conversion ratio 1.
+    fn header(cookie: u32, payload: u32, sigfig: u32, highest: u64) -> Vec<u8> {
         let mut raw = Vec::new();
-        raw.extend((V1_COOKIE_BASE | (word << 4)).to_be_bytes());
+        raw.extend(cookie.to_be_bytes());
         raw.extend(payload.to_be_bytes());
         raw.extend(0u32.to_be_bytes());
         raw.extend(sigfig.to_be_bytes());
         raw.extend(1u64.to_be_bytes());
         raw.extend(highest.to_be_bytes());
         raw.extend(1.0f64.to_be_bytes());
-        for c in counts {
-            raw.extend(&c.to_be_bytes()[8 - word as usize..]);
-        }
+        raw
+    }
+
+    /// `raw` zlib-compressed behind `cookie` and the compressed length.
+    fn compressed(cookie: u32, raw: &[u8]) -> Vec<u8> {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-        z.write_all(&raw).unwrap();
+        z.write_all(raw).unwrap();
         let compressed = z.finish().unwrap();
         let mut out = Vec::new();
-        out.extend((V1_COMPRESSED_COOKIE_BASE | (word << 4)).to_be_bytes());
+        out.extend(cookie.to_be_bytes());
         out.extend((compressed.len() as u32).to_be_bytes());
         out.extend(compressed);
         out
+    }
+
+    /// A V1 line as a damaged or crafted log may hold: `counts` of `word` bytes after a header
+    /// claiming `lowest`..`highest` at `sigfig` digits and a payload of `payload` bytes.
+    fn crafted(word: u32, sigfig: u32, highest: u64, payload: u32, counts: &[u64]) -> Vec<u8> {
+        let mut raw = header(V1_COOKIE_BASE | (word << 4), payload, sigfig, highest);
+        for c in counts {
+            raw.extend(&c.to_be_bytes()[8 - word as usize..]);
+        }
+        compressed(V1_COMPRESSED_COOKIE_BASE | (word << 4), &raw)
     }
 
     /// A V2 line (the `hdrhistogram` crate's encoding, earlier `ycsb` versions' logs) as a
     /// damaged or crafted log may hold: a header claiming `lowest`..`highest` at `sigfig`
     /// digits and a payload of `payload` bytes, then `body`; zlib-compressed unless `plain`.
     fn crafted_v2(sigfig: u32, highest: u64, payload: u32, body: &[u8], plain: bool) -> Vec<u8> {
-        let mut raw = Vec::new();
-        raw.extend(0x1c84_9313u32.to_be_bytes());
-        raw.extend(payload.to_be_bytes());
-        raw.extend(0u32.to_be_bytes());
-        raw.extend(sigfig.to_be_bytes());
-        raw.extend(1u64.to_be_bytes());
-        raw.extend(highest.to_be_bytes());
-        raw.extend(1.0f64.to_be_bytes());
+        let mut raw = header(0x1c84_9313, payload, sigfig, highest);
         raw.extend(body);
         if plain {
             return raw;
         }
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-        z.write_all(&raw).unwrap();
-        let compressed = z.finish().unwrap();
-        let mut out = Vec::new();
-        out.extend(0x1c84_9314u32.to_be_bytes());
-        out.extend((compressed.len() as u32).to_be_bytes());
-        out.extend(compressed);
-        out
+        compressed(0x1c84_9314, &raw)
     }
 
     /// A V2 line's header is checked before the `hdrhistogram` crate sees it: the crate sizes

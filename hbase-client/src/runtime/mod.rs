@@ -12,6 +12,8 @@ pub(crate) mod region_map;
 pub(crate) mod registry;
 pub(crate) mod retry;
 pub(crate) mod rpc_registry;
+#[cfg(test)]
+pub(crate) mod silent_server;
 pub(crate) mod stats;
 pub(crate) mod zk;
 

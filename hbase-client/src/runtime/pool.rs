@@ -273,16 +273,9 @@ mod tests {
     /// attempt and every later call failed at once with "the connect attempt was abandoned".
     #[test]
     fn a_connect_attempt_dropped_unfinished_is_replaced() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        // Accepts and keeps every connection (a server that says nothing is enough for the
-        // preamble and the connection header, which get no answer).
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for s in listener.incoming().flatten() {
-                held.push(s);
-            }
-        });
+        // A server that says nothing is enough for the preamble and the connection header,
+        // which get no answer.
+        let port = crate::runtime::silent_server::silent_listener();
         let server = ServerName {
             host: "127.0.0.1".into(),
             port,

@@ -323,14 +323,7 @@ mod tests {
     #[test]
     fn a_connect_attempt_dropped_unfinished_is_replaced() {
         // A "ZooKeeper" that accepts and says nothing: every attempt waits.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for s in listener.incoming().flatten() {
-                held.push(s);
-            }
-        });
+        let port = crate::runtime::silent_server::silent_listener();
         let config = ClientConfig::builder(format!("127.0.0.1:{port}"))
             .operation_timeout(Duration::from_millis(300))
             .build()
