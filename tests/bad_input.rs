@@ -264,7 +264,7 @@ async fn unknown_family_fails_at_once_with_its_row() {
     let m = client
         .buffered_mutator(
             &name.to_string(),
-            MutatorConfig::default().on_failure(move |f| r2.lock().unwrap().push(f.row.clone())),
+            MutatorConfig::default().on_failure(move |f| r2.lock().unwrap().push(f.row().clone())),
         )
         .unwrap();
     m.mutate(Put::new("m1").add("nope", "q", "v"))
@@ -274,8 +274,8 @@ async fn unknown_family_fails_at_once_with_its_row() {
     match bounded("close", m.close()).await {
         Err(Error::MutationsFailed { failures, .. }) => {
             assert_eq!(failures.len(), 1);
-            assert_eq!(&failures[0].row[..], b"m1");
-            assert_eq!(failures[0].error.kind(), ErrorKind::DoNotRetry);
+            assert_eq!(&failures[0].row()[..], b"m1");
+            assert_eq!(failures[0].error().kind(), ErrorKind::DoNotRetry);
         }
         other => panic!("expected MutationsFailed, got {other:?}"),
     }

@@ -767,7 +767,7 @@ async fn region_server_stopped_during_buffered_load_loses_nothing() {
                 MutatorConfig::default()
                     .write_buffer_size(256 * 1024)
                     .on_failure(move |f| {
-                        listener_failed.lock().unwrap().push((f.row.clone(), f.error.kind()))
+                        listener_failed.lock().unwrap().push((f.row().clone(), f.error().kind()))
                     }),
             )
             .unwrap();
@@ -811,7 +811,7 @@ async fn region_server_stopped_during_buffered_load_loses_nothing() {
             .collect();
         if let Err(Error::MutationsFailed { failures, .. }) = &closed {
             for f in failures {
-                assert!(reported.contains(&f.row), "close() reported a row the listener missed");
+                assert!(reported.contains(f.row()), "close() reported a row the listener missed");
             }
         } else {
             closed.as_ref().expect("close");

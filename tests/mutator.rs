@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use hbase_client::{BufferedMutator, Client, Error, ErrorKind, Get, MutatorConfig, Put, Scan};
+use hbase_client::{
+    BufferedMutator, Client, Delete, Error, ErrorKind, Get, Mutation, MutatorConfig, Put, Scan,
+};
 use hbase_it::bounded;
 use hbase_it::proxy::FaultProxy;
 
@@ -119,7 +121,7 @@ async fn panicking_listener_leaves_flush_and_close_working() {
                     .write_buffer_size(1024)
                     .on_failure(move |f| {
                         c2.fetch_add(1, SeqCst);
-                        panic!("listener panics on {:?}", f.row);
+                        panic!("listener panics on {:?}", f.row());
                     }),
             )
             .unwrap();
@@ -140,7 +142,7 @@ async fn panicking_listener_leaves_flush_and_close_working() {
             match mutator.flush().await {
                 Err(Error::MutationsFailed { failures, .. }) => {
                     assert_eq!(failures.len(), 20, "round {round}");
-                    assert!(failures.iter().all(|f| f.row.starts_with(b"bad-")));
+                    assert!(failures.iter().all(|f| f.row().starts_with(b"bad-")));
                 }
                 other => panic!("expected the 20 refused puts, got {other:?}"),
             }
@@ -151,6 +153,82 @@ async fn panicking_listener_leaves_flush_and_close_working() {
             .expect("close after the listener panicked");
         assert_eq!(calls.load(SeqCst), 60, "the listener saw every failure");
         assert_eq!(count_rows(&client, &name.to_string()).await.len(), 600);
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// Each failure carries the mutation that failed, as Java's `RetriesExhaustedWithDetailsException`
+/// does: a refused put reports the put (with its cells), a refused delete the delete, also
+/// when one row is deleted and then written in the same buffer. The listener and `close` both
+/// see them. (Before, a failure carried only its row: a delete and a put of one row looked
+/// alike.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_carries_its_put_or_delete() {
+    bounded(120, async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_fail_kind");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let h2 = heard.clone();
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default()
+                    .on_failure(move |f| h2.lock().unwrap().push(f.mutation().clone())),
+            )
+            .unwrap();
+        // A family the table does not have: the server refuses both for good.
+        mutator
+            .mutate(Delete::new("same").family("nope"))
+            .await
+            .unwrap();
+        mutator
+            .mutate(
+                Put::new("same")
+                    .add("nope", "q1", "v")
+                    .add("nope", "q2", ""),
+            )
+            .await
+            .unwrap();
+        mutator
+            .mutate(Put::new("good").add("cf", "q", "v"))
+            .await
+            .unwrap();
+        let kept = match mutator.close().await {
+            Err(Error::MutationsFailed {
+                failures,
+                dropped: 0,
+            }) => failures,
+            other => panic!("expected the delete and the put to fail, got {other:?}"),
+        };
+        let kinds = |ms: &mut dyn Iterator<Item = &Mutation>| {
+            let mut kinds: Vec<String> = ms
+                .map(|m| match m {
+                    Mutation::Put(p) => format!("put {:?} of {} cells", m.row(), p.len()),
+                    Mutation::Delete(_) => format!("delete {:?}", m.row()),
+                })
+                .collect();
+            kinds.sort();
+            kinds
+        };
+        let expected = vec![
+            "delete b\"same\"".to_string(),
+            "put b\"same\" of 2 cells".to_string(),
+        ];
+        assert_eq!(kinds(&mut kept.iter().map(|f| f.mutation())), expected);
+        assert!(kept.iter().all(|f| f.row() == f.mutation().row()));
+        assert!(kept
+            .iter()
+            .all(|f| f.error().kind() == ErrorKind::DoNotRetry));
+        assert!(
+            kept[0].to_string().starts_with("delete of row same: ")
+                || kept[0].to_string().starts_with("put of row same: "),
+            "{}",
+            kept[0]
+        );
+        assert_eq!(kinds(&mut heard.lock().unwrap().iter()), expected);
+        assert_eq!(count_rows(&client, &name.to_string()).await.len(), 1);
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
@@ -184,9 +262,9 @@ async fn failures_kept_are_bounded_and_counted() {
                 assert_eq!(dropped, 4900);
                 let long: Vec<usize> = failures
                     .iter()
-                    .map(|f| f.error.remote().map_or(0, |r| r.message.len()))
+                    .map(|f| f.error().remote().map_or(0, |r| r.message.len()))
                     .collect();
-                let summary = failures[0].error.remote().unwrap().summary().len();
+                let summary = failures[0].error().remote().unwrap().summary().len();
                 // One copy of the full message; the others keep its summary.
                 assert!(
                     long.iter().filter(|&&l| l > summary).count() <= 1,
@@ -274,7 +352,7 @@ async fn listener_may_use_the_mutator() {
             .buffered_mutator(
                 &name.to_string(),
                 MutatorConfig::default().on_failure(move |f| {
-                    s2.lock().unwrap().push(f.row.clone());
+                    s2.lock().unwrap().push(f.row().clone());
                     if let Some(m) = slot2.lock().unwrap().as_ref() {
                         let _ = m.buffered_bytes();
                     }
@@ -1374,9 +1452,11 @@ async fn a_region_moved_off_a_frozen_server_takes_its_queue_along() {
                 MutatorConfig::default()
                     .write_buffer_size(1 << 20)
                     .on_failure(move |f| {
-                        f2.lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(format!("{:?}: {}", f.row, f.error))
+                        f2.lock().unwrap_or_else(|e| e.into_inner()).push(format!(
+                            "{:?}: {}",
+                            f.row(),
+                            f.error()
+                        ))
                     }),
             )
             .unwrap();
@@ -1488,11 +1568,11 @@ fn assert_only_row_failed_unsent(flushed: hbase_client::Result<()>) {
     match flushed {
         Err(Error::MutationsFailed { failures, dropped }) => {
             assert_eq!((failures.len(), dropped), (1, 0));
-            assert_eq!(&failures[0].row[..], b"row");
+            assert_eq!(&failures[0].row()[..], b"row");
             assert!(
-                matches!(failures[0].error, Error::MutatorClosed { .. }),
+                matches!(failures[0].error(), Error::MutatorClosed { .. }),
                 "not sent: {}",
-                failures[0].error
+                failures[0].error()
             );
         }
         other => panic!("expected the write to `row` to fail as not sent, got {other:?}"),
@@ -1665,7 +1745,7 @@ fn a_dead_mutator_dropped_without_close_tells_the_listener() {
                 MutatorConfig::default().on_failure(move |f| {
                     h2.lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .push((f.row.clone(), f.error.to_string()))
+                        .push((f.row().clone(), f.error().to_string()))
                 }),
             )
             .unwrap()

@@ -6,6 +6,8 @@ pub(crate) mod exceptions;
 
 use std::time::Duration;
 
+use crate::ops::Mutation;
+
 /// Result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -157,14 +159,51 @@ fn clipped(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     format!("{}…", &text[..end]).into()
 }
 
-/// One buffered mutation that failed for good.
+/// One buffered mutation that failed for good: the mutation itself (a put or a delete, with
+/// its row and cells) and why it failed, as Java's `RetriesExhaustedWithDetailsException`
+/// gives each failed row's mutation. A listener tells a failed put from a failed delete by
+/// [`mutation`](Self::mutation), not by remembering which rows it deleted.
 #[derive(Debug, thiserror::Error)]
-#[error("row {}: {error}", String::from_utf8_lossy(row))]
+#[error("{} of row {}: {error}", self.kind(), String::from_utf8_lossy(self.row()))]
 pub struct FailedMutation {
+    pub(crate) mutation: Mutation,
+    pub(crate) error: Error,
+}
+
+impl FailedMutation {
+    pub(crate) fn new(mutation: Mutation, error: Error) -> FailedMutation {
+        FailedMutation { mutation, error }
+    }
+
     /// The mutation's row key.
-    pub row: bytes::Bytes,
-    /// Why it failed.
-    pub error: Error,
+    pub fn row(&self) -> &bytes::Bytes {
+        self.mutation.row()
+    }
+
+    /// The mutation that failed, as it was buffered: a [`Mutation::Put`] or a
+    /// [`Mutation::Delete`].
+    pub fn mutation(&self) -> &Mutation {
+        &self.mutation
+    }
+
+    /// Why it failed. Its [`kind`](Error::kind) says whether it was not applied or its outcome
+    /// is unknown ([`ErrorKind::OutcomeUnknown`]).
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The mutation and the error, to keep or send again without a clone.
+    pub fn into_parts(self) -> (Mutation, Error) {
+        (self.mutation, self.error)
+    }
+
+    /// `put` or `delete`, for messages.
+    fn kind(&self) -> &'static str {
+        match self.mutation {
+            Mutation::Put(_) => "put",
+            Mutation::Delete(_) => "delete",
+        }
+    }
 }
 
 /// Every failure the client reports.
@@ -275,7 +314,7 @@ pub enum Error {
     /// outcome is unknown ([`ErrorKind::OutcomeUnknown`]).
     #[error("{} buffered mutations failed{}; first: {}", failures.len() as u64 + dropped, if *dropped > 0 { format!(" ({dropped} not kept)") } else { String::new() }, failures.first().map(|f| f.to_string()).unwrap_or_default())]
     MutationsFailed {
-        /// Each failed mutation's row and error, up to the mutator's
+        /// Each failed mutation and its error, up to the mutator's
         /// [`max_failures_kept`](crate::MutatorConfig::max_failures_kept); a server message
         /// repeated by many failures is kept whole once, the others keep its first line.
         failures: Vec<FailedMutation>,
@@ -425,10 +464,7 @@ impl Error {
                 dropped: *dropped,
                 failures: failures
                     .iter()
-                    .map(|f| FailedMutation {
-                        row: f.row.clone(),
-                        error: f.error.duplicate(),
-                    })
+                    .map(|f| FailedMutation::new(f.mutation.clone(), f.error.duplicate()))
                     .collect(),
             },
         }

@@ -247,8 +247,8 @@ impl Writers {
                                 .periodic_flush(Duration::from_millis(200))
                                 .on_failure(move |f| {
                                     failed.buffered_failed.lock().unwrap().insert(
-                                        String::from_utf8_lossy(&f.row).into_owned(),
-                                        Failure::of(&f.error),
+                                        String::from_utf8_lossy(f.row()).into_owned(),
+                                        Failure::of(f.error()),
                                     );
                                 }),
                         )
@@ -310,7 +310,7 @@ impl Writers {
                 if let Error::MutationsFailed { failures, .. } = e {
                     let seen = self.ledger.buffered_failed.lock().unwrap();
                     for f in failures {
-                        let row = String::from_utf8_lossy(&f.row).into_owned();
+                        let row = String::from_utf8_lossy(f.row()).into_owned();
                         assert!(
                             seen.contains_key(&row),
                             "close() reported {row}, the listener did not"

@@ -22,7 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use hbase_client::{
     BufferedMutator, Client, ClientConfig, ColumnFamily, Delete, Durability, Error as HError, Get,
-    HbaseSite, MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
+    HbaseSite, Mutation, MutatorConfig, Put, Scan, Table, TableDescriptor, TableName,
 };
 
 use crate::carver::Carver;
@@ -249,8 +249,8 @@ struct Shared {
     errors_printed: AtomicU64,
 }
 
-/// One thread's write buffer: the mutator, and the rows it inserted (so that its failures are
-/// counted against INSERT or UPDATE; its deleted rows, for DELETE, are in `failed`).
+/// One thread's write buffer: the mutator, and the rows it inserted (so that its failed puts
+/// are counted against INSERT or UPDATE; a failed delete names itself).
 struct ThreadBuffer {
     mutator: BufferedMutator,
     inserted: Arc<Mutex<HashSet<Bytes>>>,
@@ -265,16 +265,12 @@ struct FailureCounts {
     inserts: AtomicU64,
     updates: AtomicU64,
     deletes: AtomicU64,
-    /// The rows deleted through the mutator: the listener is told only a failed mutation's
-    /// row, so a failure of a row in here counts as a delete. Empty but for deletes, which
-    /// only the shell makes, so the writes of a workload take no lock for it.
-    deleted: Mutex<HashSet<Bytes>>,
 }
 
 impl FailureCounts {
-    /// A mutator config whose listener counts into `counts`: a failed row that was deleted
-    /// through the mutator as a delete, one in `inserted` (or any, in a load) as an insert,
-    /// else as an update.
+    /// A mutator config whose listener counts into `counts`: a failed delete as a delete (the
+    /// failure carries its mutation), a failed put of a row in `inserted` (or any, in a load)
+    /// as an insert, else as an update.
     fn listening(
         config: MutatorConfig,
         counts: &Arc<FailureCounts>,
@@ -287,9 +283,9 @@ impl FailureCounts {
                 load_phase
                     || inserted
                         .as_ref()
-                        .is_some_and(|rows| rows.lock().unwrap().contains(&f.row))
+                        .is_some_and(|rows| rows.lock().unwrap().contains(f.row()))
             };
-            let n = if counts.deleted.lock().unwrap().contains(&f.row) {
+            let n = if matches!(f.mutation(), Mutation::Delete(_)) {
                 &counts.deletes
             } else if insert() {
                 &counts.inserts
@@ -471,9 +467,13 @@ impl HbaseDb {
             Err(HError::MutationsFailed { failures, .. }) => {
                 for f in failures.iter().take(MAX_PRINTED_ERRORS as usize) {
                     eprintln!(
-                        "ycsb: buffered write to {} failed: {}",
-                        String::from_utf8_lossy(&f.row),
-                        f.error
+                        "ycsb: buffered {} of {} failed: {}",
+                        match f.mutation() {
+                            Mutation::Put(_) => "put",
+                            Mutation::Delete(_) => "delete",
+                        },
+                        String::from_utf8_lossy(f.row()),
+                        f.error()
                     );
                 }
             }
@@ -569,20 +569,10 @@ impl Db for HbaseDb {
 
     async fn delete(&self, _table: &str, key: &str) -> Status {
         let d = Delete::new(Bytes::copy_from_slice(key.as_bytes()));
-        // Buffered as YCSB's binding buffers a delete; noted so that a failure counts as one.
-        let row = d.row().clone();
-        let note = |failed: &FailureCounts| {
-            failed.deleted.lock().unwrap().insert(row.clone());
-        };
+        // Buffered as YCSB's binding buffers a delete (a failure reports itself as a delete).
         let res = match (&self.shared.buffering, &self.thread) {
-            (Buffering::PerThread(_), Some(t)) => {
-                note(&t.failed);
-                t.mutator.mutate(d).await
-            }
-            (Buffering::Shared(m, failed), _) => {
-                note(failed);
-                m.mutate(d).await
-            }
+            (Buffering::PerThread(_), Some(t)) => t.mutator.mutate(d).await,
+            (Buffering::Shared(m, _), _) => m.mutate(d).await,
             _ => self.shared.table.delete(d).await,
         };
         match res {
@@ -631,7 +621,6 @@ impl Db for HbaseDb {
                 let result = t.mutator.close().await;
                 let outcome = self.count_failures(result, &t.failed);
                 t.inserted.lock().unwrap().clear();
-                t.failed.deleted.lock().unwrap().clear();
                 outcome
             }
             None => FlushOutcome::default(),

@@ -35,10 +35,16 @@ use crate::write_budget::WriteBudget;
 
 /// Who a mutation is answered to (its mutator): told every outcome, once per mutation.
 pub(super) trait Owner: Send + Sync + Sized + 'static {
-    /// `row` gives the mutation's row key; it is asked for only when the mutation failed
-    /// (reading it means reading the mutation, which a large request's answer would
-    /// otherwise not touch again).
-    fn answered(&self, sent: &Sent<Self>, row: &dyn Fn() -> Bytes, outcome: Result<ActionResult>);
+    /// `mutation` gives the mutation (a clone, or the one taken from a queue that fails); it
+    /// is asked for only when the mutation failed (reading it means reading the mutation,
+    /// which a large request's answer would otherwise not touch again, and cloning a put
+    /// copies its cells).
+    fn answered(
+        &self,
+        sent: &Sent<Self>,
+        mutation: &mut dyn FnMut() -> Mutation,
+        outcome: Result<ActionResult>,
+    );
 
     /// Starts loading what `answered` will read and write (see `prefetch.rs`); a hint only.
     fn prefetch(&self) {}
@@ -74,7 +80,7 @@ pub(super) struct Entry<O> {
 
 /// A mutation handed on for its answer: what settling it needs. (Not its row: a clone of the
 /// row key, taken for every mutation and dropped with its answer, cost two atomic operations on
-/// a cold buffer's header per mutation; the row is read from the mutation when it failed.)
+/// a cold buffer's header per mutation; the mutation is read when it failed.)
 pub(super) struct Sent<O> {
     pub(super) bytes: usize,
     pub(super) cut: u64,
@@ -357,8 +363,13 @@ impl<O: Owner> Dispatch<O> {
 
     /// A mutation's final outcome, told to its owner. Nothing of the dispatcher's own is
     /// counted off: its queues know which of their mutations are answered.
-    fn settle(&self, sent: &Sent<O>, row: &dyn Fn() -> Bytes, outcome: Result<ActionResult>) {
-        sent.owner.answered(sent, row, outcome);
+    fn settle(
+        &self,
+        sent: &Sent<O>,
+        mutation: &mut dyn FnMut() -> Mutation,
+        outcome: Result<ActionResult>,
+    ) {
+        sent.owner.answered(sent, mutation, outcome);
     }
 }
 
@@ -370,17 +381,17 @@ struct DispatcherGuard<O: Owner>(Arc<Dispatch<O>>);
 impl<O: Owner> Drop for DispatcherGuard<O> {
     fn drop(&mut self) {
         let d = &self.0;
-        let queued: Vec<(Sent<O>, Bytes)> = {
+        let queued: Vec<(Sent<O>, Mutation)> = {
             let mut st = d.lock();
             if st.ended {
                 return;
             }
             st.dead = true;
             d.dead.store(true, Ordering::Release);
-            let with_row = |e: Entry<O>| (Sent::of(&e), e.mutation.row().clone());
-            let mut queued: Vec<(Sent<O>, Bytes)> = st.queue.drain(..).map(with_row).collect();
+            let taken = |e: Entry<O>| (Sent::of(&e), e.mutation);
+            let mut queued: Vec<(Sent<O>, Mutation)> = st.queue.drain(..).map(taken).collect();
             for q in st.regions.values_mut() {
-                queued.extend(q.entries.drain(..).map(with_row));
+                queued.extend(q.entries.drain(..).map(taken));
                 q.bytes = 0;
                 q.ready = false;
             }
@@ -392,10 +403,11 @@ impl<O: Owner> Drop for DispatcherGuard<O> {
         if !queued.is_empty() {
             tracing::error!(table = %d.table, mutations = queued.len(), "the BufferedMutator's flusher ended; queued mutations fail");
         }
-        for (sent, row) in &queued {
+        for (sent, mutation) in queued {
+            let mut mutation = Some(mutation);
             d.settle(
-                sent,
-                &|| row.clone(),
+                &sent,
+                &mut || mutation.take().expect("asked for once"),
                 Err(d.closed_error("its flusher is gone (the runtime shut down); not sent")),
             );
         }
@@ -528,16 +540,17 @@ impl<O: Owner> Drop for Locating<'_, O> {
             d.dead.store(true, Ordering::Release);
             st.locating = 0;
         }
-        let left: Vec<(Sent<O>, Bytes)> = self
+        let left: Vec<(Sent<O>, Mutation)> = self
             .entries
             .drain(..)
-            .map(|e| (Sent::of(&e), e.mutation.row().clone()))
+            .map(|e| (Sent::of(&e), e.mutation))
             .collect();
         tracing::error!(table = %d.table, mutations = left.len(), "the BufferedMutator's flusher ended while locating mutations; they fail");
-        for (sent, row) in &left {
+        for (sent, mutation) in left {
+            let mut mutation = Some(mutation);
             d.settle(
-                sent,
-                &|| row.clone(),
+                &sent,
+                &mut || mutation.take().expect("asked for once"),
                 Err(d.closed_error("its flusher is gone (the runtime shut down); not sent")),
             );
         }
@@ -1027,12 +1040,20 @@ impl<O: Owner> Drop for InFlight<O> {
             } else {
                 d.closed_error("its request never started (the runtime shut down); not sent")
             };
-            d.settle(&self.sent[i], &|| self.actions[i].row().clone(), Err(e));
+            d.settle(&self.sent[i], &mut || held(&self.actions[i]), Err(e));
         }
         d.request_ended(&self.server, &self.regions);
         d.wake.notify_one();
         drop_prefetching(std::mem::take(&mut self.actions));
     }
+}
+
+/// A request's action as the mutation its mutator was given (a clone), for reporting its
+/// failure. A request made here holds only what a mutator buffers: puts and deletes.
+fn held(action: &Action) -> Mutation {
+    action
+        .to_mutation()
+        .expect("a mutator's request holds only puts and deletes")
 }
 
 /// How many actions ahead of the one being dropped [`drop_prefetching`] asks for memory.
@@ -1077,7 +1098,7 @@ async fn send_request<O: Owner>(mut req: InFlight<O>) {
                 return;
             }
         }
-        d.settle(&req.sent[idx], &|| req.actions[idx].row().clone(), outcome);
+        d.settle(&req.sent[idx], &mut || held(&req.actions[idx]), outcome);
     };
     crate::multi::run_each(&d.rt, &d.opts, &d.table, &req.actions, known, &on_outcome).await;
 }

@@ -40,9 +40,12 @@
 //! would pass the bound cuts its own buffer and waits for answers to release room; when
 //! nothing at all is in flight, it cuts every idle buffer, so the wait always ends.
 //!
-//! Every mutation is acknowledged by HBase or reported back to its own mutator, with its row
-//! and error, by `flush`/`close` (as [`Error::MutationsFailed`]) and the optional failure
-//! listener; see [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
+//! Every mutation is acknowledged by HBase or reported back to its own mutator, as the put or
+//! delete it was and its error ([`FailedMutation`]), by `flush`/`close` (as
+//! [`Error::MutationsFailed`]) and the optional failure listener. The mutation is still held
+//! when it fails (a request keeps its actions until it ends), so a failure carries a clone of
+//! it: a delete's keys, a put's cells copied once, on the failure path only. See
+//! [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
 mod dispatch;
 mod last_writes;
@@ -151,7 +154,8 @@ impl MutatorConfig {
     }
 
     /// Called for every mutation that fails for good, as soon as it does, from the task that
-    /// sent it and outside the mutator's locks. A listener that panics is caught (and logged);
+    /// sent it and outside the mutator's locks. It is given the mutation itself (the `Put` or
+    /// `Delete`, [`FailedMutation::mutation`]) and its error. A listener that panics is caught (and logged);
     /// the failure is still reported by `flush`/`close`.
     pub fn on_failure(
         mut self,
@@ -330,17 +334,13 @@ impl Writer {
         tracing::error!(table = %self.table(), mutations = n, "the BufferedMutator's flusher is gone (the runtime shut down); buffered mutations fail, not sent");
         let reason = "its flusher is gone (the runtime shut down); not sent";
         for b in buffered {
-            let row = b.mutation.row().clone();
             if self.listener.is_some() {
-                st.unheard.push(FailedMutation {
-                    row: row.clone(),
-                    error: self.closed_error(reason),
-                });
+                st.unheard.push(FailedMutation::new(
+                    b.mutation.clone(),
+                    self.closed_error(reason),
+                ));
             }
-            let failed = FailedMutation {
-                row,
-                error: self.closed_error(reason),
-            };
+            let failed = FailedMutation::new(b.mutation, self.closed_error(reason));
             st.failures.push(failed, self.max_failures_kept);
         }
         // Under this mutator's lock: no unstalling here (it cuts every mutator, this one too).
@@ -351,7 +351,7 @@ impl Writer {
     fn tell(&self, f: &FailedMutation) {
         if let Some(listener) = &self.listener {
             if std::panic::catch_unwind(AssertUnwindSafe(|| listener(f))).is_err() {
-                tracing::error!(table = %self.table(), row = ?f.row, "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
+                tracing::error!(table = %self.table(), row = ?f.row(), "the BufferedMutator's failure listener panicked (the failure is still reported by flush/close)");
             }
         }
     }
@@ -387,10 +387,15 @@ impl Owner for Writer {
 
     /// A mutation's final outcome: counted off, its failure kept and handed to the listener
     /// (outside the lock, a panic caught).
-    fn answered(&self, sent: &Sent, row: &dyn Fn() -> bytes::Bytes, outcome: Result<ActionResult>) {
+    fn answered(
+        &self,
+        sent: &Sent,
+        mutation: &mut dyn FnMut() -> Mutation,
+        outcome: Result<ActionResult>,
+    ) {
         let failed = outcome
             .err()
-            .map(|error| FailedMutation { row: row(), error });
+            .map(|error| FailedMutation::new(mutation(), error));
         if let Some(f) = &failed {
             self.tell(f);
         }
@@ -442,7 +447,8 @@ impl Drop for Handle {
 ///
 /// # What a result means
 /// - `mutate` returning `Ok` means buffered, not applied. Every buffered mutation ends
-///   acknowledged by HBase or reported failed, with its row, by the next
+///   acknowledged by HBase or reported failed, as the [`FailedMutation`] that names the put
+///   or delete, by the next
 ///   [`flush`](Self::flush) or [`close`](Self::close) ([`Error::MutationsFailed`]) and by the
 ///   failure listener.
 /// - A reported failure of kind [`ErrorKind::OutcomeUnknown`](crate::ErrorKind) means a

@@ -149,6 +149,17 @@ impl Action {
         }
     }
 
+    /// The put or delete as a [`Mutation`] (a clone: a put's cells are copied), for reporting
+    /// a buffered mutation that failed; `None` for the other actions, which a buffered
+    /// mutator never holds.
+    pub(crate) fn to_mutation(&self) -> Option<Mutation> {
+        match self {
+            Action::Put(p) => Some(Mutation::Put(p.clone())),
+            Action::Delete(d) => Some(Mutation::Delete(d.clone())),
+            _ => None,
+        }
+    }
+
     /// True for the actions that change data.
     pub(crate) fn is_write(&self) -> bool {
         !matches!(self, Action::Get(_))
