@@ -142,6 +142,157 @@ fn reads_hbase_site_files_as_hadoops_configuration_does() {
     );
 }
 
+/// XInclude as Hadoop's `Configuration` reads it, on the cases of `tests/hbase_site/xinclude/`
+/// (each `*.xml` there is a top-level file; see the comment in each) and one written here, whose
+/// hrefs are absolute (a path and a `file:` URL, so they depend on where the repository is).
+/// Hadoop reads each case twice: as a file resource (`addResource(new Path(file))`) and as
+/// HBase finds `hbase-site.xml` (the file's directory on the class path, the file added by
+/// name); the two must agree, and ours (`HbaseSite::load`, through `site-values`) with them:
+/// every property defined anywhere under the directory has the same raw and expanded value,
+/// or both sides fail to read the file. The differences we keep are asserted exactly (`KEPT`).
+#[test]
+fn reads_xincludes_as_hadoops_configuration_does() {
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let dir = std::path::PathBuf::from(format!("{repo}/tests/hbase_site/xinclude"));
+    let tmp = std::env::temp_dir().join(format!("hbase-site-xinclude-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let absolute = tmp.join("absolute.xml");
+    let d = dir.display();
+    std::fs::write(
+        &absolute,
+        format!(
+            "<configuration xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n\
+             <xi:include href=\"{d}/inc-plain.xml\"/>\n\
+             <xi:include href=\"file://{d}/inc-other-root.xml\"/>\n\
+             <xi:include href=\"{d}/no-such-file.xml\"><xi:fallback>\
+             <property><name>fb.only</name><value>fallback of an absolute path</value></property>\
+             </xi:fallback></xi:include>\n\
+             <xi:include href=\"file://{d}/no-such-file.xml\"><xi:fallback>\
+             <property><name>fb.value</name><value>fallback of a file: URL</value></property>\
+             </xi:fallback></xi:include>\n\
+             </configuration>\n"
+        ),
+    )
+    .unwrap();
+    let mut cases: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".xml") && !name.starts_with("inc-")
+        })
+        .collect();
+    cases.sort();
+    cases.push(absolute.clone());
+    // Every name defined under the directory, in every case (and one never defined).
+    let mut names: Vec<String> = Vec::new();
+    for file in [dir.clone(), dir.join("parts")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+    {
+        for n in property_names(&std::fs::read_to_string(&file).unwrap()) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names.push("missing".into());
+
+    // The differences we keep, each expected exactly: (case, Hadoop's output holds, our
+    // failure says). Before XInclude was read here, all 13 cases differed. An include loop:
+    // Hadoop recurses until its stack overflows (a StackOverflowError out of the first read of
+    // the Configuration); ours refuses the file, naming the loop. An http URL: Hadoop fetches
+    // it (here nothing listens, so it reads the fallback); ours reads no URL but file: ones
+    // and refuses the file, naming the href.
+    const KEPT: [(&str, &str, &str); 2] = [
+        (
+            "loop.xml",
+            "FAILED\tjava.lang.StackOverflowError",
+            "an include loop (",
+        ),
+        (
+            "url.xml",
+            "fb.only\t=the fallback of a URL\t",
+            "cannot include \"http://127.0.0.1:1/hbase-site.xml\": only files are included",
+        ),
+    ];
+    let java = format!("{repo}/tests/java/interop/run");
+    let mut differences = Vec::new();
+    let mut differing_cases = 0;
+    for case in &cases {
+        let label = case.file_name().unwrap().to_string_lossy().to_string();
+        let run = |program: &str, args: &[&str]| {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(args).arg(case).args(&names);
+            hbase_it::stdout_of(&format!("{program} {label}"), &mut cmd)
+        };
+        let hadoop = run(&java, &["--program", "SiteValues.java"]);
+        let hadoop_cp = run(&java, &["--program", "SiteValues.java", "--classpath"]);
+        let ours = run(env!("CARGO_BIN_EXE_site-values"), &[]);
+        if outcome(&hadoop) != outcome(&hadoop_cp) {
+            differences.push(format!(
+                "{label}: Hadoop's two ways differ:\n  file:       {hadoop}\n  class path: {hadoop_cp}"
+            ));
+        }
+        let before = differences.len();
+        if let Some((_, h, o)) = KEPT.iter().find(|(c, _, _)| *c == label) {
+            if !hadoop.contains(h) || !ours.starts_with("FAILED\t") || !ours.contains(o) {
+                differences.push(format!(
+                    "{label}: the kept difference changed (expected Hadoop's output to hold {h:?} and ours to fail with {o:?}):\n  Hadoop: {hadoop}\n  ours:   {ours}"
+                ));
+            }
+        } else if outcome(&hadoop) != outcome(&ours) {
+            for (j, o) in outcome(&hadoop).iter().zip(outcome(&ours).iter()) {
+                if j != o {
+                    differences.push(format!("{label}:\n  Hadoop: {j}\n  ours:   {o}"));
+                }
+            }
+            if outcome(&hadoop).len() != outcome(&ours).len() {
+                differences.push(format!("{label}:\n  Hadoop: {hadoop}\n  ours:   {ours}"));
+            }
+        }
+        if differences.len() > before {
+            differing_cases += 1;
+        }
+        // A failed include names its href and the file that includes it, as Hadoop's does.
+        if label == "missing.xml" {
+            assert!(
+                hadoop.contains("'parts/no-such-file.xml'"),
+                "Hadoop: {hadoop}"
+            );
+            if outcome(&ours) == ["FAILED"] {
+                assert!(
+                    ours.contains("parts/no-such-file.xml") && ours.contains("missing.xml"),
+                    "ours: {ours}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&tmp).unwrap();
+    eprintln!(
+        "{} cases ({} names each), {differing_cases} read differently from Hadoop",
+        cases.len(),
+        names.len()
+    );
+    assert!(
+        differences.is_empty(),
+        "{differing_cases} of {} cases read differently from Hadoop (NAME, raw value, expanded value; or FAILED):\n{}",
+        cases.len(),
+        differences.join("\n")
+    );
+}
+
+/// What a side made of a file: its lines, or only `FAILED` when it could not read the file
+/// (the reasons are each side's own words).
+fn outcome(output: &str) -> Vec<&str> {
+    if output.starts_with("FAILED\t") {
+        return vec!["FAILED"];
+    }
+    output.lines().collect()
+}
+
 /// The property names a configuration file defines: `<name>` elements (trimmed, as Hadoop
 /// trims them) and `name="…"` attributes, each once, in order.
 fn property_names(xml: &str) -> Vec<String> {

@@ -41,8 +41,25 @@
 //! The file is read as Hadoop's `Configuration` reads it (`tests/hbase_site.rs` runs Hadoop's
 //! beside this on the cases of `tests/hbase_site/`): names are trimmed, values are kept as
 //! written (the client properties trim them before use), a property without a value is not
-//! set, and a property marked `<final>true</final>` keeps its first value in the file. Values
-//! may refer to other properties (`${name}`) or the environment (`${env.NAME}`, with
+//! set, and a property marked `<final>true</final>` keeps its first value (one without a value
+//! too: the name is final, with no value). Hadoop does not check the file's structure: it
+//! reads `<property>` elements wherever they are, under any root element, and so does this.
+//!
+//! XInclude is read as Hadoop reads it (`tests/hbase_site/xinclude/`): `<xi:include
+//! href="other.xml"/>` reads that file in place, its properties where the include is. A
+//! relative href is relative to the directory of the top-level file, in included files too
+//! (Hadoop's rule: not the including file's directory); an absolute path or a `file:` URL is
+//! read as it is. An include whose file does not exist reads its `<xi:fallback>` instead, and
+//! without one fails the whole file ([`Error::InvalidInput`], naming the href and the file);
+//! a file that exists but is not XML fails it, fallback or not. Hadoop's quirks are kept: an
+//! include inside the fallback of an include that worked is read anyway. Deliberately not as
+//! Hadoop: an include loop is an error naming the files (Hadoop recurses until its stack
+//! overflows), `http:`/`https:`/`ftp:`/`jar:` URLs are an error (Hadoop fetches them; this
+//! client reads files only), and an href is never looked up on a class path (Hadoop looks
+//! there first; HBase puts its configuration directory there, which is the directory used
+//! here). [`HbaseSite::parse`] has no file, so a relative href there is an error.
+//!
+//! Values may refer to other properties (`${name}`) or the environment (`${env.NAME}`, with
 //! `${env.NAME:-default}` and `${env.NAME-default}`), expanded as Hadoop expands them (see
 //! [`HbaseSite::get`]). Hadoop looks a name up among Java's system properties first
 //! (`${user.name}`); there are none here, so such a reference stays as written unless the
@@ -55,6 +72,8 @@ use crate::error::{Error, Result};
 use crate::rpc::CellBlockCompression;
 use crate::runtime::config::{ClientConfig, ClientConfigBuilder, Registry};
 use crate::security::{Kerberos, Protection, Tls};
+
+mod xml;
 
 /// The properties this client reads; every other property is ignored.
 pub const HONOURED_PROPERTIES: [&str; 35] = [
@@ -94,32 +113,6 @@ pub const HONOURED_PROPERTIES: [&str; 35] = [
     "hbase.rpc.tls.truststore.type",
     "hbase.rpc.tls.keystore.type",
 ];
-
-/// One `<property>` as Hadoop reads it: the name, the value and whether it is final, from the
-/// attributes `name`, `value` and `final` or, later in the element and so overriding them, the
-/// elements `<name>` (trimmed), `<value>` (as written, spaces and line breaks kept) and
-/// `<final>`; an element's text is all the text inside it (comments left out), and an empty
-/// `<name>` or `<value>` is no name or value. Final is exactly `true`. `None` without a name
-/// or a value: Hadoop skips such a property (an earlier value of the name stays).
-fn property(prop: roxmltree::Node) -> Option<(String, String, bool)> {
-    let mut name = prop.attribute("name").map(str::to_string);
-    let mut value = prop.attribute("value").map(str::to_string);
-    let mut is_final = prop.attribute("final") == Some("true");
-    for child in prop.children().filter(|n| n.is_element()) {
-        let text: String = child
-            .descendants()
-            .filter(|n| n.is_text())
-            .filter_map(|n| n.text())
-            .collect();
-        match child.tag_name().name() {
-            "name" if !text.is_empty() => name = Some(text.trim().to_string()),
-            "value" if !text.is_empty() => value = Some(text),
-            "final" => is_final = text == "true",
-            _ => {}
-        }
-    }
-    Some((name?, value?, is_final))
-}
 
 /// Hadoop-style configuration properties, as read from `hbase-site.xml`. Later values of a
 /// name replace earlier ones.
@@ -181,7 +174,10 @@ fn env_with_default(spec: &str) -> Option<String> {
 }
 
 impl HbaseSite {
-    /// Reads `dir_or_file`: a configuration directory (its `hbase-site.xml`) or the file.
+    /// Reads `dir_or_file`: a configuration directory (its `hbase-site.xml`) or the file, and
+    /// the files it includes (XInclude, as Hadoop reads it: see the module's documentation).
+    /// A file that cannot be read, is not XML, or has an include that fails without a fallback
+    /// or that loops is an [`Error::InvalidInput`] naming the file.
     pub fn load(dir_or_file: impl AsRef<Path>) -> Result<HbaseSite> {
         let path = dir_or_file.as_ref();
         let file = if path.is_dir() {
@@ -189,12 +185,7 @@ impl HbaseSite {
         } else {
             path.to_path_buf()
         };
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| invalid(format!("cannot read {}: {e}", file.display())))?;
-        HbaseSite::parse(&text).map_err(|e| match e {
-            Error::InvalidInput(m) => invalid(format!("{}: {m}", file.display())),
-            other => other,
-        })
+        Ok(HbaseSite::from_definitions(xml::read_file(&file)?))
     }
 
     /// The `hbase-site.xml` of `$HBASE_CONF_DIR`, when that is set (and holds one).
@@ -208,34 +199,32 @@ impl HbaseSite {
     }
 
     /// Parses the text of an `hbase-site.xml` (`<configuration><property><name>…</name>
-    /// <value>…</value></property>…`).
+    /// <value>…</value></property>…`). Text has no location, so an XInclude with a relative
+    /// href is an [`Error::InvalidInput`] saying so (read the file with [`HbaseSite::load`]);
+    /// one with an absolute path or a `file:` URL is read.
     pub fn parse(xml: &str) -> Result<HbaseSite> {
-        let doc = roxmltree::Document::parse(xml)
-            .map_err(|e| invalid(format!("not a Hadoop configuration file: {e}")))?;
-        let root = doc.root_element();
-        if root.tag_name().name() != "configuration" {
-            return Err(invalid(format!(
-                "not a Hadoop configuration file: the root element is <{}>, not <configuration>",
-                root.tag_name().name()
-            )));
-        }
+        Ok(HbaseSite::from_definitions(xml::read_text(xml)?))
+    }
+
+    /// The properties of the definitions, in order, as Hadoop's `Configuration` loads them: a
+    /// definition marked final keeps its name's value from then on (one without a value too:
+    /// it sets nothing, but the name is final), and one without a value sets nothing.
+    fn from_definitions(definitions: Vec<xml::Definition>) -> HbaseSite {
         let mut site = HbaseSite::default();
-        // Properties marked final: a later definition does not replace them.
         let mut finals: Vec<String> = Vec::new();
-        for prop in root.children().filter(|n| n.has_tag_name("property")) {
-            let Some((name, value, is_final)) = property(prop) else {
-                continue; // Hadoop skips a property without a name or without a value
-            };
-            if finals.contains(&name) {
-                tracing::warn!(property = %name, "hbase-site.xml redefines a final property; the first value is kept");
-                continue;
+        for d in definitions {
+            if let Some(value) = d.value {
+                if !finals.contains(&d.name) {
+                    site.set(d.name.clone(), value);
+                } else if site.raw(&d.name) != Some(value.as_str()) {
+                    tracing::warn!(property = %d.name, "hbase-site.xml redefines a final property; the first value is kept");
+                }
             }
-            if is_final {
-                finals.push(name.clone());
+            if d.is_final && !finals.contains(&d.name) {
+                finals.push(d.name);
             }
-            site.set(name, value);
         }
-        Ok(site)
+        site
     }
 
     /// Sets `name` to `value`, replacing any earlier value.
@@ -991,7 +980,10 @@ mod tests {
             ("x", "${undefined}"),
         ])
         .unwrap();
-        assert!(HbaseSite::parse("<properties/>").is_err());
+        // Hadoop reads <property> elements under any root (tests/hbase_site/xinclude/roots.xml).
+        let other_root =
+            "<properties><property><name>a</name><value>b</value></property></properties>";
+        assert_eq!(HbaseSite::parse(other_root).unwrap().raw("a"), Some("b"));
         assert!(HbaseSite::parse("<configuration><property>").is_err());
         let e = HbaseSite::load("/nonexistent/conf")
             .unwrap_err()
@@ -1105,5 +1097,51 @@ mod tests {
         .unwrap();
         assert_eq!(value(&s, "hbase.rpc.timeout"), "7000");
         assert_eq!(value(&s, "hbase.client.pause"), "20");
+    }
+
+    /// XInclude in text given to `parse`: a relative href has nothing to be relative to and is
+    /// an error saying so (even with a fallback: text cannot tell a missing file from an
+    /// unresolvable href); an absolute one is read, and a missing one falls back as in a file.
+    /// `tests/hbase_site.rs` compares `load` with Hadoop on files.
+    #[test]
+    fn includes_in_text_need_absolute_hrefs() {
+        let m = HbaseSite::parse(
+            r#"<configuration xmlns:xi="http://www.w3.org/2001/XInclude">
+                 <xi:include href="other.xml"><xi:fallback/></xi:include>
+               </configuration>"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            m.contains("\"other.xml\"") && m.contains("HbaseSite::load"),
+            "{m}"
+        );
+        let dir = std::env::temp_dir().join(format!("hbase-site-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let inc = dir.join("inc.xml");
+        std::fs::write(
+            &inc,
+            "<configuration><property><name>a</name><value>inc</value></property></configuration>",
+        )
+        .unwrap();
+        let xml = format!(
+            r#"<configuration xmlns:xi="http://www.w3.org/2001/XInclude">
+                 <xi:include href="{}"/>
+                 <xi:include href="{}/missing.xml"><xi:fallback>
+                   <property><name>b</name><value>fallback</value></property>
+                 </xi:fallback></xi:include>
+               </configuration>"#,
+            inc.display(),
+            dir.display()
+        );
+        let s = HbaseSite::parse(&xml).unwrap();
+        assert_eq!((s.raw("a"), s.raw("b")), (Some("inc"), Some("fallback")));
+        let without_fallback = xml.replace("xi:fallback>", "other>");
+        let m = HbaseSite::parse(&without_fallback).unwrap_err().to_string();
+        assert!(
+            m.contains("missing.xml") && m.contains("no <xi:fallback>"),
+            "{m}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! Output, one line per name: NAME <tab> RAW <tab> EXPANDED, where a value is "unset", or "="
 //! and the value with `\` as `\\`, newline as `\n`, tab as `\t`, carriage return as `\r`; an
-//! expansion refused is "error".
+//! expansion refused is "error". When the file cannot be read at all (a bad include, a loop), one
+//! line instead: FAILED <tab> the error (and the exit status is still 0: the line is the answer).
 
 use hbase_client::HbaseSite;
 
@@ -36,8 +37,8 @@ fn main() {
     let site = match HbaseSite::load(file) {
         Ok(site) => site,
         Err(e) => {
-            eprintln!("site-values: {e}");
-            std::process::exit(1);
+            println!("FAILED\t{}", e.to_string().replace('\n', " "));
+            return;
         }
     };
     for name in names {
