@@ -15,7 +15,8 @@
 //! - truncate the next response frames and close, or corrupt them
 //!   ([`ProxyControl::truncate_next`], [`ProxyControl::corrupt_next`]);
 //! - answer chosen calls with a server exception instead of the real response
-//!   ([`ProxyControl::inject_exception`]);
+//!   ([`ProxyControl::inject_exception`] by method, [`ProxyControl::inject_exception_where`]
+//!   by a filter on the request);
 //! - swallow chosen requests, so they are never answered ([`ProxyControl::swallow_requests`]);
 //! - refuse new connections (accepted, then reset at once) ([`ProxyControl::set_refuse`]);
 //! - drop chosen *responses*: the server executes the request, the client never hears back
@@ -102,6 +103,8 @@ struct InFlight {
     param: Option<Bytes>,
     /// Its response is to be dropped.
     drop_response: bool,
+    /// Its response is to be replaced by this exception (class, server overloaded).
+    exception: Option<(String, bool)>,
 }
 
 /// The runtime switches and counters of one upstream server. Every switch takes effect at
@@ -128,6 +131,7 @@ pub struct ProxyControl {
     outstanding_filter: Mutex<Option<RequestFilter>>,
     connection_error: Mutex<Option<(String, bool)>>,
     action_exception: Mutex<Option<(String, u32)>>,
+    inject_where: Mutex<Option<(RequestFilter, String, bool, u32)>>,
     black_hole: AtomicBool,
     /// The black hole is in place: its listener's accept queue is full.
     black_hole_armed: AtomicBool,
@@ -167,6 +171,7 @@ impl ProxyControl {
             outstanding_filter: Mutex::new(None),
             connection_error: Mutex::new(None),
             action_exception: Mutex::new(None),
+            inject_where: Mutex::new(None),
             black_hole: AtomicBool::new(false),
             black_hole_armed: AtomicBool::new(false),
             hold_responses: AtomicBool::new(false),
@@ -285,6 +290,26 @@ impl ProxyControl {
         self.changed();
     }
 
+    /// The responses to the next `count` requests for which `filter` is true are replaced by
+    /// an exception of `class_name` (fully qualified), with `server_overloaded` as given: as
+    /// [`inject_exception`](Self::inject_exception), but only for the calls `filter` picks
+    /// (another client's lookups on the same server keep their answers).
+    pub fn inject_exception_where(
+        &self,
+        count: u32,
+        filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
+        class_name: &str,
+        server_overloaded: bool,
+    ) {
+        *lock(&self.inject_where) = Some((
+            Box::new(filter),
+            class_name.into(),
+            server_overloaded,
+            count,
+        ));
+        self.changed();
+    }
+
     /// The next `count` requests for which `filter` is true are dropped: the server never
     /// sees them and the client never gets an answer.
     pub fn swallow_requests(
@@ -373,6 +398,7 @@ impl ProxyControl {
         *lock(&self.drop_responses) = None;
         *lock(&self.connection_error) = None;
         *lock(&self.action_exception) = None;
+        *lock(&self.inject_where) = None;
         self.thaw();
     }
 
@@ -525,6 +551,19 @@ impl ProxyControl {
         *left -= 1;
         self.swallowed.fetch_add(1, SeqCst);
         true
+    }
+
+    /// The exception to answer `req` with, if [`inject_exception_where`](Self::inject_exception_where)
+    /// picks it (takes one unit of the countdown).
+    fn exception_for(&self, req: &RequestInfo) -> Option<(String, bool)> {
+        let mut inject = lock(&self.inject_where);
+        let (filter, class, overloaded, left) = inject.as_mut()?;
+        if *left == 0 || !filter(req) {
+            return None;
+        }
+        *left -= 1;
+        self.injected.fetch_add(1, SeqCst);
+        Some((class.clone(), *overloaded))
     }
 
     /// The exception to answer `method` with, if one is to be injected.
@@ -828,6 +867,7 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                             method: req.method.clone(),
                             param: (req.method == "Multi").then(|| req.param.clone()),
                             drop_response: ctl.should_drop_response(req),
+                            exception: ctl.exception_for(req),
                         };
                         if ctl.counts_as_outstanding(req) {
                             methods.calls.insert(req.call_id, in_flight);
@@ -952,7 +992,11 @@ fn process_response(
             ctl.note_answered(answers);
             return None;
         }
-        if let Some((class, overloaded)) = ctl.injection_for(&call.method) {
+        if let Some((class, overloaded)) = call
+            .exception
+            .clone()
+            .or_else(|| ctl.injection_for(&call.method))
+        {
             return Some(Outgoing {
                 due,
                 bytes: exception_frame(call_id, &class, overloaded),
