@@ -349,6 +349,8 @@ enum Opt {
     Timeline,
     /// Scans only: `setCacheBlocks(false)`.
     NoCacheBlocks,
+    /// Scans only: `setScanMetricsEnabled(true)`.
+    Metrics,
 }
 
 /// A get (of `row`) or a scan, with its options.
@@ -439,6 +441,7 @@ impl Query {
                 },
                 Opt::Timeline => "timeline".into(),
                 Opt::NoCacheBlocks => "nocacheblocks".into(),
+                Opt::Metrics => "metrics".into(),
             });
         }
         s
@@ -484,6 +487,7 @@ impl Query {
                 Opt::Read(t) => s.read_type(*t),
                 Opt::Timeline => s.consistency(Consistency::Timeline),
                 Opt::NoCacheBlocks => s.cache_blocks(false),
+                Opt::Metrics => s.scan_metrics(true),
             };
         }
         s
@@ -1297,6 +1301,8 @@ fn wire_queries() -> Vec<Query> {
         scan(vec![AllowPartial]),
         scan(vec![Batch(3), AllowPartial]),
         scan(vec![NoCacheBlocks]),
+        scan(vec![Metrics]),
+        scan(vec![Raw, Metrics]),
         scan(vec![
             Reversed,
             Versions(2),

@@ -76,6 +76,12 @@ impl Consistency {
 
 /// The attribute that makes a scan raw (Java's `Scan.setRaw`), with `Bytes.toBytes(true)`.
 const RAW_ATTRIBUTE: &str = "_raw_";
+/// The attribute Java's `Scan.setScanMetricsEnabled(true)` sets, with `Bytes.toBytes(true)`.
+/// Servers before 2.6 count the bytes a scan reads (`BYTES_READ_FROM_FS`,
+/// `…_BLOCK_CACHE`, `…_MEMSTORE`) only for a scan that carries it; the request's
+/// `track_scan_metrics` alone gets those counters as zeros (HBase 2.5.12, tests/scan_metrics.rs
+/// in the version matrix). Java sends it after `_raw_`.
+const METRICS_ATTRIBUTE: &str = "scan.attributes.metrics.enable";
 
 impl Default for Scan {
     fn default() -> Self {
@@ -267,14 +273,17 @@ impl Scan {
             caching: Some(self.caching.unwrap_or(DEFAULT_SCANNER_CACHING)),
             allow_partial_results: Some(self.allow_partial_results),
             batch_size: self.batch,
-            attribute: if self.raw {
-                vec![hbase_proto::NameBytesPair {
-                    name: RAW_ATTRIBUTE.to_string(),
-                    value: Some(bytes::Bytes::from_static(&[0xFF])),
-                }]
-            } else {
-                Vec::new()
-            },
+            attribute: [
+                (self.raw, RAW_ATTRIBUTE),
+                (self.scan_metrics, METRICS_ATTRIBUTE),
+            ]
+            .into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, name)| hbase_proto::NameBytesPair {
+                name: name.to_string(),
+                value: Some(bytes::Bytes::from_static(&[0xFF])),
+            })
+            .collect(),
             read_type: match self.read_type {
                 ReadType::Default => None,
                 ReadType::Stream => Some(hbase_proto::scan::ReadType::Stream as i32),

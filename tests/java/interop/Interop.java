@@ -31,7 +31,7 @@
 //   dump FILE                           the queries up to `end`, results to FILE:
 //     scan [start=B] [stop=B] [stopinclusive] [reversed] [versions=N] [family=B]
 //          [column=B:B] [limit=N] [caching=N] [maxsize=N] [timerange=A:B] [filter=F]
-//          [batch=N] [allowpartial] [raw] [readtype=stream|pread] [timeline] [nocacheblocks]
+//          [batch=N] [allowpartial] [raw] [readtype=stream|pread] [timeline] [nocacheblocks] [metrics]
 //       (setBatch, setAllowPartialResults(true), setRaw(true), setReadType, setConsistency
 //       (TIMELINE), setCacheBlocks(false))
 //     get ROW [versions=N] [family=B] [column=B:B] [timerange=A:B] [filter=F] [timeline]
@@ -398,6 +398,7 @@ public class Interop {
         case "readtype": s.setReadType(Scan.ReadType.valueOf(kv[1].toUpperCase())); break;
         case "timeline": s.setConsistency(Consistency.TIMELINE); break;
         case "nocacheblocks": s.setCacheBlocks(false); break;
+        case "metrics": s.setScanMetricsEnabled(true); break;
         default: throw new IllegalArgumentException("unknown scan option " + t[i]);
       }
     }
