@@ -902,6 +902,60 @@ async fn requests_carry_at_most_max_request_rows_actions() {
     .await;
 }
 
+/// With one write buffer size, Java's BufferedMutator and ours flush after the same puts: both
+/// add up Java's heap sizes (`Mutation::heap_size`, `Mutation.heapSize()` in Java) and flush
+/// once they pass the buffer's size. 1,000 YCSB-shaped puts (in family `cf`: 2,304 bytes each
+/// by Java's count) into a 1 MiB buffer: flushes after the 456th and the 912th on both sides.
+/// (Before, ours counted the memory a put holds here, about 2,600 bytes and its bookkeeping,
+/// and flushed after fewer puts.) The Java side is `tests/java/interop/HeapSizes.java`; each side sees a flush
+/// as its buffered size falling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffer_flushes_after_as_many_puts_as_javas() {
+    const BUFFER: usize = 1 << 20;
+    const PUTS: u32 = 1000;
+    bounded(240, async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_flush_points");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(BUFFER),
+            )
+            .unwrap();
+        let mut ours = String::from("flushes");
+        for i in 1..=PUTS {
+            let mut put = Put::with_capacity(format!("user{i:019}"), 10);
+            for f in 0..10 {
+                put = put.add("cf", format!("field{f}"), [b'v'; 100]);
+            }
+            let heap = put.heap_size();
+            let before = mutator.buffered_heap_size();
+            mutator.mutate(put).await.unwrap();
+            if mutator.buffered_heap_size() < before + heap {
+                ours += &format!(" {i}");
+            }
+        }
+        mutator.close().await.unwrap();
+        let repo = env!("CARGO_MANIFEST_DIR");
+        let java = hbase_it::stdout_of(
+            "the Java side (HeapSizes.java --flushes)",
+            std::process::Command::new(format!("{repo}/tests/java/interop/run"))
+                .args(["--program", "HeapSizes.java", "--zk", &hbase_it::zk()])
+                .args(["--flushes", &name.to_string()])
+                .args([BUFFER.to_string(), PUTS.to_string()])
+                .env(
+                    "HBASE_INTEROP_JAVA_OPTS",
+                    hbase_it::java_resolver_opts().join(" "),
+                ),
+        );
+        assert_eq!(ours, "flushes 456 912");
+        assert_eq!(java.trim_end(), ours, "Java's flush points, and ours");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// The Java client is the reference for the size a flush's requests are cut at: its 2.x
 /// `BufferedMutator` (AsyncProcess, `hbase.client.max.perrequest.rows`) sends 5,000 small puts
 /// to one region as Multis of 2,048, 2,048 and 904 actions, one after another. The Java side
@@ -1096,9 +1150,10 @@ fn tagged_put(row: &str, tag: &str) -> Put {
     Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
 }
 
-/// The budgeted size every `tagged_put` of `order` has (asserted equal).
-fn one_budgeted_size(order: &[(&str, &str)]) -> usize {
-    let counted = |&(r, t): &(&str, &str)| BufferedMutator::budgeted_size(&tagged_put(r, t).into());
+/// The heap size every `tagged_put` of `order` has (asserted equal): what a request's size
+/// counts.
+fn one_heap_size(order: &[(&str, &str)]) -> usize {
+    let counted = |&(r, t): &(&str, &str)| tagged_put(r, t).heap_size();
     let size = counted(&order[0]);
     assert!(order.iter().all(|o| counted(o) == size));
     size
@@ -1114,7 +1169,7 @@ fn one_budgeted_size(order: &[(&str, &str)]) -> usize {
 async fn a_request_cut_by_bytes_is_not_split_again_below() {
     bounded(240, async {
         let order = [("k", "k1"), ("a", "a_"), ("k", "k2")];
-        let size = one_budgeted_size(&order);
+        let size = one_heap_size(&order);
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.max_tasks_per_region(2)
@@ -1159,7 +1214,7 @@ async fn a_row_in_flight_ends_its_regions_next_request() {
             ("c", "c_"),
         ];
         // All five are the same size: exactly two fill a request.
-        let size = one_budgeted_size(&order);
+        let size = one_heap_size(&order);
         let proxy = FaultProxy::new();
         let client = hbase_it::proxied_client(&proxy, |b| {
             b.max_tasks_per_region(2).max_request_size(2 * size)

@@ -66,8 +66,9 @@ pub(crate) struct Known {
     /// Every action passed [`Action::validate`] with this runtime's `keyvalue_max_size`
     /// (checking a put's cells a second time was about 430 instructions a buffered put).
     pub(crate) validated: bool,
-    /// Each action's size for cutting requests: a buffered mutator's budgeted size (the
-    /// same figure its dispatcher cuts requests by, so the two cuts agree).
+    /// Each action's size for cutting requests: its heap size by Java's count
+    /// ([`Action::heap_size`]), read by the buffered mutator's dispatcher as it cut the
+    /// request (the same figure, so the two cuts agree).
     pub(crate) sizes: Vec<usize>,
     /// Each action's location (`None`: not located), used in the first round if the region
     /// cache's generation is still `generation`, i.e. no cached location was dropped since

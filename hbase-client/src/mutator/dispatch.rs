@@ -843,8 +843,12 @@ impl<O: Owner> Dispatch<O> {
                     let first = q.entries.front().map_or(0, |e| e.seq);
                     let in_flight = q.answered_below(first);
                     for e in q.entries.iter() {
-                        // The sender's rule, so the sender does not cut this request again.
-                        if !self.limits.admit(bytes, rows, e.bytes as usize) {
+                        // The sender's rule, so the sender does not cut this request again. A
+                        // request's size is counted as Java's request controller counts it
+                        // (`hbase.client.max.perrequest.heapsize`): by heap sizes, Java's figure
+                        // (kept in a put as its cells were added, so no reading of its cells).
+                        let size = e.mutation.heap_size();
+                        if !self.limits.admit(bytes, rows, size) {
                             full = true;
                             break;
                         }
@@ -853,7 +857,7 @@ impl<O: Owner> Dispatch<O> {
                             // queue: wait for its answer.
                             break;
                         }
-                        bytes += e.bytes as usize;
+                        bytes += size;
                         take_bytes += e.bytes as usize;
                         take += 1;
                         rows += 1;
@@ -991,7 +995,7 @@ impl<O: Owner> InFlight<O> {
             generation,
         };
         for e in req.entries {
-            known.sizes.push(e.bytes as usize);
+            known.sizes.push(e.mutation.heap_size());
             known
                 .located
                 .push(e.located.filter(|_| e.generation == generation as u32));

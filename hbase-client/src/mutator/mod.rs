@@ -115,9 +115,12 @@ impl std::fmt::Debug for MutatorConfig {
 }
 
 impl MutatorConfig {
-    /// Bytes buffered before a flush starts (default: the client's
+    /// The buffer's size: once the buffered mutations' heap sizes ([`Mutation::heap_size`],
+    /// Java's `Mutation.heapSize()`) add up to more, a flush starts, as in Java's
+    /// `BufferedMutator`, which flushes after as many mutations (default: the client's
     /// [`write_buffer_size`](crate::ClientConfig::write_buffer_size), 2 MiB unless
-    /// `hbase.client.write.buffer` says otherwise).
+    /// `hbase.client.write.buffer` says otherwise). The memory a buffered mutation holds here
+    /// is counted apart ([`BufferedMutator::budgeted_size`]).
     pub fn write_buffer_size(mut self, bytes: usize) -> Self {
         self.write_buffer_size = Some(bytes.max(1));
         self
@@ -239,7 +242,10 @@ struct Buffered {
 #[derive(Default)]
 struct State {
     buffer: Vec<Buffered>,
+    /// The buffer's budgeted sizes ([`BufferedMutator::budgeted_size`]): memory held.
     buffered_bytes: usize,
+    /// The buffer's heap sizes by Java's count ([`Mutation::heap_size`]): what fills it.
+    buffered_heap: usize,
     /// Room the buffer reserves on its first write: the size of the last cut.
     next_capacity: usize,
     /// Bytes cut and not yet answered (queued or in flight).
@@ -289,7 +295,9 @@ impl Writer {
     }
 
     fn buffer_full(&self, st: &State) -> bool {
-        st.buffered_bytes >= self.write_buffer_size || st.buffer.len() >= self.max_mutations
+        // Java's `BufferedMutatorImpl` flushes once the heap sizes add up to more than its
+        // write buffer's size; so does this, so that both flush after as many mutations.
+        st.buffered_heap > self.write_buffer_size || st.buffer.len() >= self.max_mutations
     }
 
     fn may_cut(&self, st: &State) -> bool {
@@ -310,6 +318,7 @@ impl Writer {
         st.next_capacity = n;
         let mut buffered = std::mem::take(&mut st.buffer);
         let bytes = std::mem::take(&mut st.buffered_bytes);
+        st.buffered_heap = 0;
         self.budget.sent(bytes);
         // Counted before the dispatcher sees them: their answers (which take this lock, held
         // here) count them off.
@@ -527,7 +536,7 @@ impl BufferedMutator {
     /// request is held too, which the budget does not count (the heap's peak is a small
     /// multiple of the budget; the same test bounds it).
     pub fn budgeted_size(mutation: &Mutation) -> usize {
-        mutation.heap_size() + BOOKKEEPING
+        mutation.memory_size() + BOOKKEEPING
     }
 
     /// The table written to.
@@ -552,6 +561,7 @@ impl BufferedMutator {
         mutation.validate(core.dispatch.rt.config.keyvalue_max_size)?;
         let bytes = Self::budgeted_size(&mutation);
         let bytes32 = entry_bytes(bytes)?;
+        let heap = mutation.heap_size();
         if let Some(e) = self.refusal(&core.lock()) {
             return Err(e);
         }
@@ -584,6 +594,7 @@ impl BufferedMutator {
                     }
                     st.buffer.push(entry.take().expect("pushed once"));
                     st.buffered_bytes += bytes;
+                    st.buffered_heap = st.buffered_heap.saturating_add(heap);
                     taken.buffered = true;
                     if core.buffer_full(&st) && core.may_cut(&st) {
                         core.cut(&mut st);
@@ -682,9 +693,18 @@ impl BufferedMutator {
         self.flush().await
     }
 
-    /// Bytes currently buffered and not yet handed to a flush.
+    /// Bytes currently buffered and not yet handed to a flush, as the write budget counts
+    /// them (their [`budgeted_size`](Self::budgeted_size)s: memory held).
     pub fn buffered_bytes(&self) -> usize {
         self.handle.writer.lock().buffered_bytes
+    }
+
+    /// The heap sizes of the mutations buffered and not yet handed to a flush, by Java's count
+    /// ([`Mutation::heap_size`]): what fills the buffer up to its
+    /// [`write_buffer_size`](MutatorConfig::write_buffer_size), as Java's `BufferedMutatorImpl`
+    /// counts its current write buffer size.
+    pub fn buffered_heap_size(&self) -> usize {
+        self.handle.writer.lock().buffered_heap
     }
 
     /// Mutations cut from the buffer and not yet answered (queued or in flight).

@@ -23,12 +23,22 @@ impl Mutation {
         }
     }
 
-    /// Approximate memory the mutation holds. A buffered mutator counts its own bookkeeping
-    /// on top ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
+    /// Java's `Mutation.heapSize()` for it ([`Put::heap_size`], [`Delete::heap_size`]): what a
+    /// [`BufferedMutator`](crate::BufferedMutator) adds up against its write buffer's size,
+    /// as Java's does.
     pub fn heap_size(&self) -> usize {
         match self {
             Mutation::Put(p) => p.heap_size(),
             Mutation::Delete(d) => d.heap_size(),
+        }
+    }
+
+    /// Memory the mutation holds. A buffered mutator counts its own bookkeeping on top
+    /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
+    pub(crate) fn memory_size(&self) -> usize {
+        match self {
+            Mutation::Put(p) => p.memory_size(),
+            Mutation::Delete(d) => d.memory_size(),
         }
     }
 
@@ -98,11 +108,10 @@ impl Action {
         }
     }
 
-    /// The memory the action holds, by this client's own count (its objects and bytes; a get
-    /// counts its row), for splitting batches into requests. Not the Java client's
-    /// `heapSize()`, which counts JVM objects: a YCSB put of 10 × 100-byte fields is 2,384
-    /// bytes there and 2,679 here, so a 12 MiB write buffer flushes after about 4,700 such
-    /// puts here and 5,300 in Java.
+    /// The action's size for splitting batches into requests: for a put, delete, increment
+    /// or append, the Java client's `heapSize()` of it, exactly (a YCSB put of 10 × 100-byte
+    /// fields is 2,384 bytes); a get counts its row and 64 bytes (Java counts a get as
+    /// nothing, and sends a batch's gets to one server in one request, however many).
     pub fn heap_size(&self) -> usize {
         match self {
             Action::Get(g) => g.row().len() + 64,

@@ -5,7 +5,9 @@ use hbase_proto::mutation_proto::{
     column_value::QualifierValue, ColumnValue, DeleteType, MutationType,
 };
 
-use super::{add_qualifier_value, mutation_proto, row_heap_size, CellBlockMutation, Mutation};
+use super::{
+    add_qualifier_value, java_heap, mutation_proto, row_heap_size, CellBlockMutation, Mutation,
+};
 use crate::cell::{CellType, LATEST_TIMESTAMP};
 use crate::error::Result;
 use crate::rpc::cellblock::{check_family, check_row, encode_cell, encoded_len};
@@ -106,11 +108,35 @@ impl Delete {
         Ok(())
     }
 
+    /// Java's `Mutation.heapSize()` for this delete, exactly: what hbase-client 2.x counts
+    /// for the same `Delete` (each target a `KeyValue` marker in its family's list; a whole
+    /// family's delete, `addFamily`, replaces the markers of that family added before it,
+    /// as Java's does). A [`BufferedMutator`](crate::BufferedMutator) adds this up against
+    /// its [`write_buffer_size`](crate::MutatorConfig::write_buffer_size), as Java's does.
+    /// Not the memory it holds here: see
+    /// [`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size).
+    pub fn heap_size(&self) -> usize {
+        let row = self.row.len();
+        let mut families = java_heap::Families::new();
+        for t in &self.targets {
+            match t {
+                Target::Family(f) => families.replace(f, java_heap::kv_len(row, f.len(), 0, 0)),
+                Target::FamilyVersion(f, _) => {
+                    families.add(f, java_heap::kv_len(row, f.len(), 0, 0))
+                }
+                Target::Column(f, q, ..) => {
+                    families.add(f, java_heap::kv_len(row, f.len(), q.len(), 0))
+                }
+            }
+        }
+        java_heap::row(row) + families.heap_size()
+    }
+
     /// Approximate memory this delete holds: the delete itself (as a [`Mutation`]), its row
     /// (and the shared header a clone of it allocates), and its targets. A buffered mutator
     /// counts its own bookkeeping on top
     /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
-    pub fn heap_size(&self) -> usize {
+    pub(crate) fn memory_size(&self) -> usize {
         let targets: usize = self
             .targets
             .iter()

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use hbase_proto::mutation_proto::{column_value::QualifierValue, MutationType};
 
-use super::{add_qualifier_value, mutation_proto};
+use super::{add_qualifier_value, java_heap, mutation_proto};
 use crate::error::{Error, Result};
 use crate::rpc::cellblock::check_cell_limits;
 
@@ -54,7 +54,10 @@ impl Increment {
         column_mutation(&self.row, MutationType::Increment, columns)
     }
 
-    /// Approximate memory held, for write-buffer accounting.
+    /// Java's `Increment.heapSize()`, exactly: what hbase-client 2.x counts for the same
+    /// `Increment` (each column a `KeyValue` of its 8-byte amount). What a
+    /// [`Table::batch`](crate::Table::batch) counts against the client's
+    /// [`max_request_size`](crate::ClientConfigBuilder::max_request_size).
     pub fn heap_size(&self) -> usize {
         columns_heap_size(&self.row, self.columns.iter().map(|(f, q, _)| (f, q, 8)))
     }
@@ -104,7 +107,10 @@ impl Append {
         column_mutation(&self.row, MutationType::Append, columns)
     }
 
-    /// Approximate memory held, for write-buffer accounting.
+    /// Java's `Append.heapSize()`, exactly: what hbase-client 2.x counts for the same
+    /// `Append` (each column a `KeyValue` of its value). What a
+    /// [`Table::batch`](crate::Table::batch) counts against the client's
+    /// [`max_request_size`](crate::ClientConfigBuilder::max_request_size).
     pub fn heap_size(&self) -> usize {
         columns_heap_size(
             &self.row,
@@ -134,14 +140,17 @@ fn check_columns<'a>(
     Ok(())
 }
 
+/// Java's heap size of an increment or append of `row` with these columns (family,
+/// qualifier, value length): a mutation's, and the `TimeRange` both carry.
 fn columns_heap_size<'a>(
     row: &Bytes,
     columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, usize)>,
 ) -> usize {
-    64 + row.len()
-        + columns
-            .map(|(f, q, v)| 48 + f.len() + q.len() + v)
-            .sum::<usize>()
+    let mut families = java_heap::Families::new();
+    for (f, q, v) in columns {
+        families.add(f, java_heap::kv_len(row.len(), f.len(), q.len(), v));
+    }
+    java_heap::align(java_heap::row(row.len()) + families.heap_size() + java_heap::TIME_RANGE_EXTRA)
 }
 
 /// An increment or append of `row`: one column value per (family, qualifier, value).

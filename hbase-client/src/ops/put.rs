@@ -5,7 +5,9 @@ use std::num::NonZeroU32;
 use bytes::{Bytes, BytesMut};
 use hbase_proto::mutation_proto::{self, column_value::QualifierValue, ColumnValue, MutationType};
 
-use super::{add_qualifier_value, mutation_proto, row_heap_size, CellBlockMutation, Mutation};
+use super::{
+    add_qualifier_value, java_heap, mutation_proto, row_heap_size, CellBlockMutation, Mutation,
+};
 use crate::cell::{put_key_value, Cell, CellType, KEY_INFRASTRUCTURE, LATEST_TIMESTAMP};
 use crate::error::Result;
 use crate::rpc::cellblock::{check_family, check_row, check_size, family_error, CellBlockReader};
@@ -38,6 +40,9 @@ impl Durability {
     }
 }
 
+/// [`Put`]'s `java_heap` when it is not kept as cells are added: computed when asked.
+const NOT_KEPT: u32 = u32::MAX;
+
 /// The most the first cell of a [`Put::with_capacity`] put reserves for the cells to come.
 const RESERVE_HINT_MAX: usize = 64 * 1024;
 
@@ -68,13 +73,22 @@ pub struct Put {
     durability: Durability,
     /// A cell too large for the encoding's 32-bit lengths was added.
     oversized: bool,
+    /// Java's `Put.heapSize()` of this put ([`Put::heap_size`]), kept as cells are added
+    /// while they are all of one family (so that a mutator's dispatcher reads it from the put
+    /// alone, which its entry holds), or [`NOT_KEPT`]: cells of several families (or 4 GiB or
+    /// more), computed from the cells when asked. (No flag of its own: one more byte made a
+    /// put, and a mutator's entry, 8 bytes larger.)
+    java_heap: u32,
 }
 
 impl Put {
     /// An empty put for `row`; add cells with [`Put::add`].
     pub fn new(row: impl Into<Bytes>) -> Put {
+        let row: Bytes = row.into();
+        // An empty put's: its row (`count_java_heap` adds each cell).
+        let java_heap = java_heap::row(row.len()).min(NOT_KEPT as usize) as u32;
         Put {
-            row: row.into(),
+            row,
             cells: Vec::new(),
             timestamp: LATEST_TIMESTAMP,
             count: 0,
@@ -82,6 +96,7 @@ impl Put {
             expected: 1,
             durability: Durability::UseDefault,
             oversized: false,
+            java_heap,
         }
     }
 
@@ -192,6 +207,7 @@ impl Put {
         // Saturating: a length no buffer can hold fails in `reserve` below, not in arithmetic.
         let len = key_len.saturating_add(value_len).saturating_add(12);
         self.oversized |= len - 4 > u32::MAX as usize;
+        self.count_java_heap(family, len - 4);
         if self.cells.capacity() - self.cells.len() < len {
             // The hint counts for the first cell only, and only while it asks for little.
             let expected = self.expected as usize;
@@ -251,11 +267,81 @@ impl Put {
         Ok(())
     }
 
+    /// Adds a cell of `family` whose `KeyValue` is `kv_len` bytes to `java_heap` (before the
+    /// cell is encoded). Kept only while every cell is of the first cell's family, the common
+    /// case: its list's size is then the put's cell count, so a cell adds its `KeyValue` and,
+    /// every other cell, 8 bytes of references. A cell of another family leaves the figure to
+    /// [`Put::heap_size`], which groups the cells as Java's family map does.
+    #[inline]
+    fn count_java_heap(&mut self, family: &[u8], kv_len: usize) {
+        let cell = java_heap::cell(kv_len);
+        let kept = if self.count == 0 {
+            java_heap::row(self.row.len()) + java_heap::family(family.len(), 1) + cell
+        } else if self.java_heap != NOT_KEPT && self.of_first_family(family) {
+            let references = if self.count % 2 == 0 { 8 } else { 0 };
+            (self.java_heap as usize).saturating_add(cell + references)
+        } else {
+            NOT_KEPT as usize
+        };
+        // At 4 GiB or more it is not kept either: computed when asked.
+        self.java_heap = kept.min(NOT_KEPT as usize) as u32;
+    }
+
+    /// True when `family` is the first cell's (the put has one): after its three lengths, the
+    /// row's length and the row come the family's length byte and the family.
+    #[inline]
+    fn of_first_family(&self, family: &[u8]) -> bool {
+        let at = 12 + 2 + self.row.len();
+        self.cells
+            .get(at)
+            .is_some_and(|&len| len as usize == family.len())
+            && self.cells.get(at + 1..at + 1 + family.len()) == Some(family)
+    }
+
+    /// Java's `Mutation.heapSize()` for this put, exactly: what hbase-client 2.x counts for
+    /// the same `Put` (its objects on a 64-bit JVM with compressed references). A
+    /// [`BufferedMutator`](crate::BufferedMutator) adds this up against its
+    /// [`write_buffer_size`](crate::MutatorConfig::write_buffer_size), as Java's adds up
+    /// `heapSize()` against `hbase.client.write.buffer`, so both flush after as many puts.
+    /// Not the memory this put holds here: the client's write budget counts that
+    /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
+    ///
+    /// A YCSB put (a 23-byte row, ten 6-byte qualifiers of 100 bytes) is 2,384 bytes. Kept as
+    /// cells are added while they are all of one family (reading it reads one field); a put
+    /// of several families reads its cells' lengths and families each time it is asked,
+    /// without allocating (up to 8 families).
+    #[inline]
+    pub fn heap_size(&self) -> usize {
+        if self.java_heap != NOT_KEPT {
+            return self.java_heap as usize;
+        }
+        self.heap_size_of_cells()
+    }
+
+    /// [`heap_size`](Self::heap_size) from the cells, grouped by family as Java's family map
+    /// groups them.
+    #[inline(never)]
+    fn heap_size_of_cells(&self) -> usize {
+        // Each cell: its total length (4 bytes; the `KeyValue`'s length), its key's and
+        // value's lengths (8), the row's length (2) and the row, the family's length (1) and
+        // the family.
+        let at = 12 + 2 + self.row.len();
+        let mut families = java_heap::Families::new();
+        let mut rest = &self.cells[..];
+        while let Some(total) = rest.get(..4) {
+            let kv_len = u32::from_be_bytes(total.try_into().expect("4 bytes")) as usize;
+            let len = rest.get(at).copied().unwrap_or(0) as usize;
+            families.add(rest.get(at + 1..at + 1 + len).unwrap_or_default(), kv_len);
+            rest = rest.get(4 + kv_len..).unwrap_or_default();
+        }
+        java_heap::row(self.row.len()) + families.heap_size()
+    }
+
     /// Memory this put holds: the put itself (as a [`Mutation`]), its row (and the shared
     /// header a clone of it allocates) and its cells' buffer. A buffered mutator counts its
     /// own bookkeeping on top
     /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
-    pub fn heap_size(&self) -> usize {
+    pub(crate) fn memory_size(&self) -> usize {
         std::mem::size_of::<Mutation>() + row_heap_size(&self.row) + self.cells.capacity()
     }
 

@@ -540,12 +540,10 @@ impl ClientConfigBuilder {
         self
     }
 
-    /// Bytes of mutations (HBase's heap-size estimate) in one `Multi` request; larger batches
-    /// are split into several (default 4 MiB, as HBase's `hbase.client.max.perrequest.heapsize`;
-    /// a single larger mutation still goes alone). A buffered mutator's requests count each
-    /// mutation by its [`budgeted_size`](crate::BufferedMutator::budgeted_size) (its heap size
-    /// and the mutator's bookkeeping), [`Table::batch`](crate::Table::batch)'s by its
-    /// [`heap_size`](crate::Mutation::heap_size).
+    /// Bytes of mutations in one `Multi` request, counted as Java's client counts them (each
+    /// mutation's [`heap_size`](crate::Mutation::heap_size), Java's `heapSize()`); larger
+    /// batches and flushes are split into several (default 4 MiB, as HBase's
+    /// `hbase.client.max.perrequest.heapsize`; a single larger mutation still goes alone).
     pub fn max_request_size(mut self, bytes: usize) -> Self {
         self.config.max_request_size = bytes.max(1);
         self
