@@ -54,8 +54,8 @@ pub(super) trait Owner: Send + Sync + Sized + 'static {
 pub(super) struct Entry<O> {
     pub(super) mutation: Mutation,
     /// Its budgeted size (`BufferedMutator::budgeted_size`), computed once in `mutate`: the
-    /// budget's count, and the multi layer's for cutting requests. (`mutate` refuses a
-    /// mutation larger than a request frame can carry, 2 GiB, so it fits.)
+    /// budget's count. (`mutate` refuses a mutation larger than a request frame can carry,
+    /// 2 GiB, so it fits.) Requests are cut by its heap size, Java's count, which a put keeps.
     pub(super) bytes: u32,
     /// Where the dispatcher located it: the request sends it there unless a cached location
     /// was dropped since it was located.

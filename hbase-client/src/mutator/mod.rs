@@ -1,7 +1,7 @@
 //! `BufferedMutator`: client-side write buffering (autoflush off).
 //!
-//! `mutate` appends to the mutator's own buffer. A full buffer (its byte size, or its mutation
-//! count) is cut and handed to the dispatcher that every mutator of the client writing to the
+//! `mutate` appends to the mutator's own buffer. A full buffer (its mutations' heap sizes by
+//! Java's count, [`Mutation::heap_size`], or its mutation count) is cut and handed to the dispatcher that every mutator of the client writing to the
 //! same table (with the same operation timeout) shares ([`dispatch`]). It places the cut
 //! mutations of all of them in shared region queues and sends them as `Multi`s to every
 //! server concurrently: at most `max_tasks_per_server` requests per server and
@@ -235,7 +235,7 @@ fn entry_bytes(bytes: usize) -> Result<u32> {
 struct Buffered {
     mutation: Mutation,
     /// Its budgeted size ([`BufferedMutator::budgeted_size`]), computed once in `mutate`: the
-    /// budget's count, and the multi layer's for cutting requests.
+    /// budget's count (requests are cut by the heap size a put keeps).
     bytes: u32,
 }
 
@@ -527,11 +527,11 @@ impl BufferedMutator {
         BufferedMutator { handle }
     }
 
-    /// The bytes `mutation` counts against the write budgets (the mutator's
-    /// [`write_buffer_size`](MutatorConfig::write_buffer_size) and the client's
-    /// [`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit)) while it is
-    /// buffered or in flight: its [`heap_size`](Mutation::heap_size) and the mutator's
-    /// bookkeeping for it. While it is buffered, an upper bound of the memory the process
+    /// The bytes `mutation` counts against the client's write budget
+    /// ([`write_buffer_limit`](crate::ClientConfigBuilder::write_buffer_limit)) while it is
+    /// buffered or in flight: the memory it holds and the mutator's bookkeeping for it. (The
+    /// mutator's own buffer fills by Java's count instead, [`Mutation::heap_size`], so that it
+    /// flushes where Java's does.) While it is buffered, an upper bound of the memory the process
     /// holds for it (`tests/mutator_memory.rs` measures both). Once it is sent, its encoded
     /// request is held too, which the budget does not count (the heap's peak is a small
     /// multiple of the budget; the same test bounds it).

@@ -275,8 +275,8 @@ impl ClientConfig {
         self.max_tasks_per_region
     }
 
-    /// Bytes of mutations (heap-size estimate; a buffered mutator's budgeted size) in one
-    /// `Multi` request.
+    /// Bytes of mutations in one `Multi` request, by Java's count
+    /// ([`Mutation::heap_size`](crate::Mutation::heap_size)).
     pub fn max_request_size(&self) -> usize {
         self.max_request_size
     }
