@@ -14,7 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use hbase_client::{
     Action, Append, CheckAndMutate, Client, ColumnFamily, Delete, ErrorKind, Get, MutatorConfig,
-    Put, TableDescriptor, TableName,
+    Put, Scan, TableDescriptor, TableName,
 };
 use hbase_it::proxy::{FaultProxy, ProxyControl, RequestInfo};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -33,6 +33,8 @@ enum Fault {
     Exception(&'static str, bool, u32),
     /// The first `Multi` answer fails its every action with this exception.
     ActionException(&'static str),
+    /// The next answer from the server is cut in half and the connection closed.
+    CutAnswer,
 }
 
 /// One scenario: the rows' state before, the fault, the operation.
@@ -113,6 +115,54 @@ const SCENARIOS: &[Scenario] = &[
         method: "Mutate",
         fault: Fault::SwallowRequest,
         op: "increment cf n 5",
+    },
+    // A scan whose first request (the open) is lost, or whose open's answer is lost.
+    Scenario {
+        name: "scan-open-request-lost",
+        before: &["v1", "v2"],
+        method: "Scan",
+        fault: Fault::SwallowRequest,
+        op: "scan",
+    },
+    Scenario {
+        name: "scan-open-answer-lost",
+        before: &["v1", "v2"],
+        method: "Scan",
+        fault: Fault::DropResponse,
+        op: "scan",
+    },
+    Scenario {
+        name: "scan-server-not-running-yet",
+        before: &["v1"],
+        method: "Scan",
+        fault: Fault::Exception(
+            "org.apache.hadoop.hbase.ipc.ServerNotRunningYetException",
+            false,
+            1,
+        ),
+        op: "scan",
+    },
+    // The connection breaks in the middle of an answer.
+    Scenario {
+        name: "get-answer-cut",
+        before: &["v1"],
+        method: "Get",
+        fault: Fault::CutAnswer,
+        op: "get",
+    },
+    Scenario {
+        name: "increment-answer-cut",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::CutAnswer,
+        op: "increment cf n 1",
+    },
+    Scenario {
+        name: "put-answer-cut",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::CutAnswer,
+        op: "put cf q v",
     },
     // Server exceptions for the whole call.
     Scenario {
@@ -351,6 +401,13 @@ async fn run_ours(client: &Client, table: &TableName, row: &str, op: &str) -> St
             )
             .await
             .map(|passed| passed.to_string()),
+        b"scan" => {
+            let stop = [&row[..], b"~"].concat();
+            t.scan(Scan::new().start_row(row.clone()).stop_row(stop))
+                .collect_all()
+                .await
+                .map(|rows| rows.len().to_string())
+        }
         b"get" => t
             .get(Get::new(row.clone()))
             .await
@@ -400,6 +457,8 @@ fn arm(ctl: &ProxyControl, fault: Fault, method: &'static str, row: &str) {
             ctl.inject_exception_where(n, mine, class, overloaded)
         }
         Fault::ActionException(class) => ctl.inject_action_exception(class, 1),
+        // Not by row: the client under test is the only one talking to the server then.
+        Fault::CutAnswer => ctl.truncate_next(1),
     }
 }
 

@@ -22,6 +22,7 @@
 //   delete-version TABLE ROW FAM QUAL TS         ok   (exactly that version)
 //   check-put TABLE ROW FAM QUAL EXPECTED VALUE  ok true|false  (put VALUE if QUAL == EXPECTED)
 //   get TABLE ROW                                ok <cells>
+//   scan TABLE ROW                               ok <rows>  (from ROW to ROW~)
 //   batch-put TABLE ROW FAM QUAL VALUE           ok   (one put through Table.batch)
 //   mutator-put TABLE ROW FAM QUAL VALUE         ok   (one put through a BufferedMutator, flushed)
 //   quit
@@ -53,7 +54,9 @@ import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Row;
+import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.util.Bytes;
 
@@ -218,6 +221,15 @@ public class FaultFacts {
       case "get":
         try (Table t = conn.getTable(tn)) {
           return " " + t.get(new Get(row)).size();
+        }
+      case "scan":
+        try (Table t = conn.getTable(tn);
+            ResultScanner rs = t.getScanner(new Scan().withStartRow(row).withStopRow(b(c[2] + "~")))) {
+          int rows = 0;
+          while (rs.next() != null) {
+            rows++;
+          }
+          return " " + rows;
         }
       case "batch-put":
         try (Table t = conn.getTable(tn)) {
