@@ -275,16 +275,23 @@ impl Put {
     #[inline]
     fn count_java_heap(&mut self, family: &[u8], kv_len: usize) {
         let cell = java_heap::cell(kv_len);
-        let kept = if self.count == 0 {
-            java_heap::row(self.row.len()) + java_heap::family(family.len(), 1) + cell
-        } else if self.java_heap != NOT_KEPT && self.of_first_family(family) {
-            let references = if self.count % 2 == 0 { 8 } else { 0 };
-            (self.java_heap as usize).saturating_add(cell + references)
-        } else {
-            NOT_KEPT as usize
-        };
+        if self.count == 0 {
+            let first = java_heap::row(self.row.len()) + java_heap::family(family.len(), 1);
+            self.java_heap = first.saturating_add(cell).min(NOT_KEPT as usize) as u32;
+            return;
+        }
+        if self.java_heap == NOT_KEPT {
+            return;
+        }
+        // The list's references grow by 8 bytes at every odd cell count (aligned arrays).
+        let references = (!self.count as usize & 1) * 8;
+        let kept = self.java_heap as u64 + (cell + references) as u64;
         // At 4 GiB or more it is not kept either: computed when asked.
-        self.java_heap = kept.min(NOT_KEPT as usize) as u32;
+        self.java_heap = if kept < NOT_KEPT as u64 && self.of_first_family(family) {
+            kept as u32
+        } else {
+            NOT_KEPT
+        };
     }
 
     /// True when `family` is the first cell's (the put has one): after its three lengths, the
@@ -292,10 +299,10 @@ impl Put {
     #[inline]
     fn of_first_family(&self, family: &[u8]) -> bool {
         let at = 12 + 2 + self.row.len();
-        self.cells
-            .get(at)
-            .is_some_and(|&len| len as usize == family.len())
-            && self.cells.get(at + 1..at + 1 + family.len()) == Some(family)
+        match self.cells.get(at..at + 1 + family.len()) {
+            Some([len, first @ ..]) => *len as usize == family.len() && same_short(first, family),
+            _ => false,
+        }
     }
 
     /// Java's `Mutation.heapSize()` for this put, exactly: what hbase-client 2.x counts for
@@ -474,6 +481,22 @@ impl std::fmt::Debug for Put {
     }
 }
 
+/// `a == b` for slices of one length, without a call for lengths up to 8 (a family's usual
+/// length: each cell of a put is compared with the first's family, and a call to `memcmp` was
+/// most of that cost): two loads that overlap cover them.
+#[inline]
+fn same_short(a: &[u8], b: &[u8]) -> bool {
+    debug_assert_eq!(a.len(), b.len());
+    let n = a.len();
+    let word = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4),
+        _ => a == b,
+    }
+}
+
 /// A put's cells read back: its buffer is in the cell block's format, which the cell-block
 /// reader reads (the buffer is the put's own encoding, so reading stops only at its end).
 fn cells_in(block: Bytes) -> impl Iterator<Item = Cell> {
@@ -490,6 +513,20 @@ fn cells_in(block: Bytes) -> impl Iterator<Item = Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `same_short` is `==` at every length, whichever byte differs.
+    #[test]
+    fn same_short_is_slice_equality() {
+        for n in 0..=12usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+            assert!(same_short(&a, &a.clone()), "{n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 1;
+                assert!(!same_short(&a, &b), "{n}: byte {i}");
+            }
+        }
+    }
     use crate::rpc::cellblock::encode_cell;
 
     /// The cell block as encoded cell by cell from the parts (the encoding every other
