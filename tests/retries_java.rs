@@ -3,7 +3,8 @@
 //! the Java client (hbase-shaded-client from Maven Central, `tests/java/interop/FaultFacts.java`,
 //! its sockets sent to the same proxy) and, on a row of its own, the same operation through
 //! ours. Compared: what the caller was told (a value, a failure, an unknown outcome), how many
-//! attempts reached the server, and the row the server kept.
+//! attempts reached the server, how often the row's region was looked up in `hbase:meta`, and
+//! the row the server kept.
 //!
 //! `tests/retries.rs` proves our contract on its own; this file shows where it is Java's and
 //! where it deliberately is not.
@@ -235,6 +236,8 @@ struct Observed {
     told: String,
     /// Requests of the scenario's method for its row that reached the server.
     attempts: usize,
+    /// Lookups of the row's region in `hbase:meta` during the operation.
+    lookups: usize,
     /// The row's `cf` cells afterwards, newest version first: `qualifier=value`.
     row: Vec<String>,
 }
@@ -273,6 +276,7 @@ fn deliberate(name: &str) -> Option<Deliberate> {
                 java.told == "ok false"
                     && ours.told == "unknown"
                     && java.attempts == ours.attempts
+                    && java.lookups == ours.lookups
                     && java.row == ours.row
             },
         }),
@@ -445,21 +449,39 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Arms `fault` on `ctl` for `method` calls of `row`, and records them.
-fn arm(ctl: &ProxyControl, fault: Fault, method: &'static str, row: &str) {
+fn arm(proxy: &FaultProxy, ctl: &ProxyControl, fault: Fault, method: &'static str, row: &str) {
     let row = row.as_bytes().to_vec();
-    let mine = move |r: &RequestInfo| r.method == method && contains(&r.param, &row);
-    // Every call of the method, to see whether the fault met one not of this row.
-    ctl.record(move |r| r.method == method);
+    let mine = {
+        let row = row.clone();
+        move |r: &RequestInfo| r.method == method && is_of_row(r, &row)
+    };
+    // On every server: the calls of the method (to see whether the fault met one not of this
+    // row) and the row's location lookups in `hbase:meta`.
+    proxy.each(|c| {
+        let row = row.clone();
+        c.record(move |r| r.method == method || is_lookup_of(r, &row))
+    });
     match fault {
         Fault::DropResponse => ctl.drop_responses(1, mine),
         Fault::SwallowRequest => ctl.swallow_requests(1, mine),
         Fault::Exception(class, overloaded, n) => {
             ctl.inject_exception_where(n, mine, class, overloaded)
         }
+        // Every Multi: a Multi carries no row the lookups of others could also carry.
         Fault::ActionException(class) => ctl.inject_action_exception(class, 1),
-        // Not by row: the client under test is the only one talking to the server then.
-        Fault::CutAnswer => ctl.truncate_next(1),
+        Fault::CutAnswer => ctl.cut_answers_where(1, mine),
     }
+}
+
+/// A call for `row` itself: its bytes in the request, which is not one to `hbase:meta` (a
+/// lookup's meta key holds the row too).
+fn is_of_row(r: &RequestInfo, row: &[u8]) -> bool {
+    contains(&r.param, row) && !contains(&r.param, b"hbase:meta")
+}
+
+/// A lookup of `row`'s region in `hbase:meta`.
+fn is_lookup_of(r: &RequestInfo, row: &[u8]) -> bool {
+    contains(&r.param, row) && contains(&r.param, b"hbase:meta")
 }
 
 /// The row's `cf` cells, read around the proxy: newest version first, `qualifier=value`.
@@ -540,7 +562,7 @@ async fn retries_match_the_java_clients_under_the_same_faults() {
                     _ => run_ours(&ours, &name, &row, "get").await,
                 };
                 assert!(warm.starts_with("ok"), "{side}: a get of {row}: {warm}");
-                arm(&ctl, s.fault, s.method, &row);
+                arm(&proxy, &ctl, s.fault, s.method, &row);
                 let told = match side {
                     "java" => {
                         let (verb, rest) = s.op.split_once(' ').unwrap_or((s.op, ""));
@@ -552,12 +574,19 @@ async fn retries_match_the_java_clients_under_the_same_faults() {
                 let recorded = ctl.recorded();
                 let attempts = recorded
                     .iter()
-                    .filter(|r| contains(&r.param, row.as_bytes()))
+                    .filter(|r| r.method == s.method && is_of_row(r, row.as_bytes()))
                     .count();
-                for other in recorded
+                let lookups = proxy
+                    .controls()
                     .iter()
-                    .filter(|r| !contains(&r.param, row.as_bytes()))
-                {
+                    .flat_map(|c| c.recorded())
+                    .filter(|r| is_lookup_of(r, row.as_bytes()))
+                    .count();
+                for other in recorded.iter().filter(|r| {
+                    r.method == s.method
+                        && !is_of_row(r, row.as_bytes())
+                        && !is_lookup_of(r, row.as_bytes())
+                }) {
                     eprintln!(
                         "{} {side}: another {} call: {}",
                         s.name,
@@ -569,6 +598,7 @@ async fn retries_match_the_java_clients_under_the_same_faults() {
                 let observed = Observed {
                     told,
                     attempts,
+                    lookups,
                     row: row_state(&direct, &name, &row).await,
                 };
                 eprintln!("{} {side}: {observed:?}", s.name);

@@ -13,7 +13,8 @@
 //! - freeze connections half-open: nothing flows either way, the sockets stay open
 //!   ([`ProxyControl::freeze_existing`], [`ProxyControl::set_freeze_new`]);
 //! - truncate the next response frames and close, or corrupt them
-//!   ([`ProxyControl::truncate_next`], [`ProxyControl::corrupt_next`]);
+//!   ([`ProxyControl::truncate_next`], [`ProxyControl::cut_answers_where`] by a filter on the
+//!   request, [`ProxyControl::corrupt_next`]);
 //! - answer chosen calls with a server exception instead of the real response
 //!   ([`ProxyControl::inject_exception`] by method, [`ProxyControl::inject_exception_where`]
 //!   by a filter on the request);
@@ -105,6 +106,8 @@ struct InFlight {
     drop_response: bool,
     /// Its response is to be replaced by this exception (class, server overloaded).
     exception: Option<(String, bool)>,
+    /// Its response is to be cut in half and the connection closed.
+    cut: bool,
 }
 
 /// The runtime switches and counters of one upstream server. Every switch takes effect at
@@ -132,6 +135,7 @@ pub struct ProxyControl {
     connection_error: Mutex<Option<(String, bool)>>,
     action_exception: Mutex<Option<(String, u32)>>,
     inject_where: Mutex<Option<(RequestFilter, String, bool, u32)>>,
+    cut_where: Mutex<Option<(RequestFilter, u32)>>,
     black_hole: AtomicBool,
     /// The black hole is in place: its listener's accept queue is full.
     black_hole_armed: AtomicBool,
@@ -172,6 +176,7 @@ impl ProxyControl {
             connection_error: Mutex::new(None),
             action_exception: Mutex::new(None),
             inject_where: Mutex::new(None),
+            cut_where: Mutex::new(None),
             black_hole: AtomicBool::new(false),
             black_hole_armed: AtomicBool::new(false),
             hold_responses: AtomicBool::new(false),
@@ -310,6 +315,18 @@ impl ProxyControl {
         self.changed();
     }
 
+    /// The responses to the next `count` requests for which `filter` is true are cut in half
+    /// and their connection closed: as [`truncate_next`](Self::truncate_next), but only for
+    /// the calls `filter` picks.
+    pub fn cut_answers_where(
+        &self,
+        count: u32,
+        filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
+    ) {
+        *lock(&self.cut_where) = Some((Box::new(filter), count));
+        self.changed();
+    }
+
     /// The next `count` requests for which `filter` is true are dropped: the server never
     /// sees them and the client never gets an answer.
     pub fn swallow_requests(
@@ -399,6 +416,7 @@ impl ProxyControl {
         *lock(&self.connection_error) = None;
         *lock(&self.action_exception) = None;
         *lock(&self.inject_where) = None;
+        *lock(&self.cut_where) = None;
         self.thaw();
     }
 
@@ -564,6 +582,19 @@ impl ProxyControl {
         *left -= 1;
         self.injected.fetch_add(1, SeqCst);
         Some((class.clone(), *overloaded))
+    }
+
+    /// True when the response to `req` is to be cut (takes one unit of the countdown).
+    fn should_cut(&self, req: &RequestInfo) -> bool {
+        let mut cut = lock(&self.cut_where);
+        let Some((filter, left)) = cut.as_mut() else {
+            return false;
+        };
+        if *left == 0 || !filter(req) {
+            return false;
+        }
+        *left -= 1;
+        true
     }
 
     /// The exception to answer `method` with, if one is to be injected.
@@ -863,11 +894,15 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                             continue;
                         }
                         ctl.keep_if_recorded(req);
+                        let drop_response = ctl.should_drop_response(req);
                         let in_flight = InFlight {
                             method: req.method.clone(),
                             param: (req.method == "Multi").then(|| req.param.clone()),
-                            drop_response: ctl.should_drop_response(req),
-                            exception: ctl.exception_for(req),
+                            drop_response,
+                            // A response dropped is neither replaced nor cut: those faults'
+                            // countdowns are kept for a response that reaches the client.
+                            exception: (!drop_response).then(|| ctl.exception_for(req)).flatten(),
+                            cut: !drop_response && ctl.should_cut(req),
                         };
                         if ctl.counts_as_outstanding(req) {
                             methods.calls.insert(req.call_id, in_flight);
@@ -991,6 +1026,15 @@ fn process_response(
             ctl.dropped.fetch_add(1, SeqCst);
             ctl.note_answered(answers);
             return None;
+        }
+        if call.cut {
+            ctl.damaged.fetch_add(1, SeqCst);
+            return Some(Outgoing {
+                due,
+                bytes: frame.slice(..(frame.len() / 2).max(1)),
+                close_after: true,
+                answers,
+            });
         }
         if let Some((class, overloaded)) = call
             .exception
