@@ -1,7 +1,8 @@
 //! The Java client as the interop oracle. One list of writes covers every kind of cell this
 //! client supports: several families, empty and binary qualifiers, values from 0 bytes to 5 MiB,
 //! explicit and server timestamps, several versions, deletes of each kind (one version of a
-//! column, a column's versions, a family, a family version, a row), increments and appends,
+//! column, a column's versions, a family, a family version, a row; one delete of several
+//! targets, a family's after its columns), increments and appends,
 //! check-and-mutate, row keys with 0x00 and 0xFF, single calls, batches and a buffered mutator,
 //! in a non-default namespace, on tables pre-split into six regions spread over three servers.
 //!
@@ -110,6 +111,8 @@ enum Op {
     DeleteFamilyVersion(Bytes, Bytes, u64),
     DeleteColumns(Bytes, Bytes, Bytes, Option<u64>),
     DeleteColumn(Bytes, Bytes, Bytes, Option<u64>),
+    /// One delete (its row and timestamp) of several targets, added in order.
+    DeleteMany(Bytes, Option<u64>, Vec<Target>),
     Increment(Bytes, Bytes, Bytes, i64),
     Append(Bytes, Bytes, Bytes, Val),
     CheckPut {
@@ -124,6 +127,16 @@ enum Op {
     },
     Batch(Vec<Op>),
     Mutator(Vec<Op>),
+}
+
+/// A target of a `DeleteMany`: Java's `addFamily`, `addFamilyVersion`, `addColumns`,
+/// `addColumn`.
+#[derive(Clone)]
+enum Target {
+    Family(Bytes),
+    FamilyVersion(Bytes, u64),
+    Columns(Bytes, Bytes),
+    Column(Bytes, Bytes, Option<u64>),
 }
 
 fn op_name(op: CompareOp) -> &'static str {
@@ -178,6 +191,20 @@ impl Op {
             }
             Op::DeleteColumn(r, f, q, ts) => {
                 format!("delete-column {} {} {} {}", x(r), x(f), x(q), ts_token(*ts))
+            }
+            Op::DeleteMany(r, ts, targets) => {
+                let mut s = format!("delete-many {} {}", x(r), ts_token(*ts));
+                for t in targets {
+                    s += &match t {
+                        Target::Family(f) => format!(" family {}", x(f)),
+                        Target::FamilyVersion(f, ts) => format!(" family-version {} {ts}", x(f)),
+                        Target::Columns(f, q) => format!(" columns {} {}", x(f), x(q)),
+                        Target::Column(f, q, ts) => {
+                            format!(" column {} {} {}", x(f), x(q), ts_token(*ts))
+                        }
+                    };
+                }
+                s
             }
             Op::Increment(r, f, q, n) => format!("increment {} {} {} {n}", x(r), x(f), x(q)),
             Op::Append(r, f, q, v) => {
@@ -249,6 +276,15 @@ impl Op {
                 .into(),
             Op::DeleteColumn(r, f, q, ts) => Delete::new(r.clone())
                 .column_version(f.clone(), q.clone(), *ts)
+                .into(),
+            Op::DeleteMany(r, ts, targets) => targets
+                .iter()
+                .fold(with_ts(Delete::new(r.clone()), ts), |d, t| match t {
+                    Target::Family(f) => d.family(f.clone()),
+                    Target::FamilyVersion(f, ts) => d.family_version(f.clone(), *ts),
+                    Target::Columns(f, q) => d.column(f.clone(), q.clone()),
+                    Target::Column(f, q, ts) => d.column_version(f.clone(), q.clone(), *ts),
+                })
                 .into(),
             _ => panic!("not a put or delete"),
         }
@@ -703,6 +739,12 @@ fn writes() -> Vec<Op> {
     ops.push(Op::DeleteFamily(del.clone(), b(F2), Some(100)));
     ops.push(put(&del, None, &[(F2, b"c", Some(50), lit("old"))]));
     ops.push(Op::DeleteColumns(del.clone(), b(F1), b("d"), None));
+    // One delete of columns, then of their whole family: Java's addFamily drops the family's
+    // earlier targets, so the versions at 300 (newer than the family marker's 200) stay; the
+    // other family's targets stay. A single call goes as a protobuf, which the server turns
+    // into a Java Delete with addFamily (so dropping those targets there too); batches and
+    // buffered mutators send cell blocks, whose markers the server applies as they come.
+    ops.extend(delete_many_case("row-del-many"));
     // Wide rows, for batches and pieces of rows: more cells than a batch, in three families,
     // several versions, a row of exactly two batches of 3; and deletes of each kind in them,
     // for raw scans.
@@ -849,6 +891,7 @@ fn writes() -> Vec<Op> {
     batch.push(Op::DeleteRow(b([0xfe, 0xff]), Some(150)));
     batch.push(Op::DeleteColumn(b("a"), b(F1), b([0x00, 0xff]), None));
     ops.push(Op::Batch(batch));
+    ops.push(Op::Batch(delete_many_case("batch-del-many")));
     // The buffered mutator: the same mix again, on other rows.
     let mut buffered = Vec::new();
     for i in 0..20u64 {
@@ -866,7 +909,34 @@ fn writes() -> Vec<Op> {
     buffered.push(Op::DeleteRow(b("a\x00b"), None));
     buffered.push(Op::DeleteFamily(b([0xff, 0xff, 0xff]), b(F1), Some(205)));
     ops.push(Op::Mutator(buffered));
+    ops.push(Op::Mutator(delete_many_case("mutator-del-many")));
     ops
+}
+
+/// A row's put and one delete of it: targets of two families, among them a column's newer
+/// version and a family version, then the whole of one family (see where `writes` uses it).
+fn delete_many_case(row: &str) -> Vec<Op> {
+    let mut cells = Vec::new();
+    for q in [&b"a"[..], b"b"] {
+        for ts in [100, 200, 300] {
+            cells.push((F1, q, Some(ts), lit(format!("{}{ts}", q[0] as char))));
+        }
+    }
+    cells.push((F2, b"a", Some(100), lit("f2a")));
+    cells.push((F2, b"b", Some(100), lit("f2b")));
+    let delete = Op::DeleteMany(
+        b(row),
+        Some(200),
+        vec![
+            Target::Column(b(F1), b("a"), Some(300)),
+            Target::Columns(b(F2), b("a")),
+            Target::FamilyVersion(b(F1), 300),
+            Target::Columns(b(F1), b("b")),
+            Target::Family(b(F1)),
+            Target::Column(b(F2), b("b"), Some(100)),
+        ],
+    );
+    vec![put(row, None, &cells), delete]
 }
 
 fn scan(opts: Vec<Opt>) -> Query {

@@ -44,9 +44,20 @@ impl Delete {
         &self.row
     }
 
-    /// Deletes all versions of all columns of `family`.
+    /// Deletes all versions of all columns of `family` (up to the delete's
+    /// [`timestamp`](Self::timestamp), when it has one).
+    ///
+    /// Replaces the targets of `family` added before it (its columns, its versions, an
+    /// earlier whole-family target), as Java's `Delete.addFamily` does: they are not sent.
+    /// A column's version newer than the delete's timestamp, named before, so stays; a target
+    /// of `family` added after this one is kept.
     pub fn family(mut self, family: impl Into<Bytes>) -> Delete {
-        self.targets.push(Target::Family(family.into()));
+        let family = family.into();
+        self.targets.retain(|t| {
+            let (Target::Family(f) | Target::FamilyVersion(f, _) | Target::Column(f, ..)) = t;
+            *f != family
+        });
+        self.targets.push(Target::Family(family));
         self
     }
 
@@ -109,9 +120,7 @@ impl Delete {
     }
 
     /// Java's `Mutation.heapSize()` for this delete, exactly: what hbase-client 2.x counts
-    /// for the same `Delete` (each target a `KeyValue` marker in its family's list; a whole
-    /// family's delete, `addFamily`, replaces the markers of that family added before it,
-    /// as Java's does). A [`BufferedMutator`](crate::BufferedMutator) adds this up against
+    /// for the same `Delete` (each target a `KeyValue` marker in its family's list). A [`BufferedMutator`](crate::BufferedMutator) adds this up against
     /// its [`write_buffer_size`](crate::MutatorConfig::write_buffer_size), as Java's does.
     /// Not the memory it holds here: see
     /// [`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size).
@@ -120,8 +129,7 @@ impl Delete {
         let mut families = java_heap::Families::new();
         for t in &self.targets {
             match t {
-                Target::Family(f) => families.replace(f, java_heap::kv_len(row, f.len(), 0, 0)),
-                Target::FamilyVersion(f, _) => {
+                Target::Family(f) | Target::FamilyVersion(f, _) => {
                     families.add(f, java_heap::kv_len(row, f.len(), 0, 0))
                 }
                 Target::Column(f, q, ..) => {
@@ -278,6 +286,54 @@ mod tests {
         assert!(!d().column("f", "q").applies_once());
         assert!(!d().family("f").family_version("g", 3).applies_once());
         assert!(!d().applies_once());
+    }
+
+    /// Java's `addFamily` clears its family's earlier cells: those targets are not sent in
+    /// either encoding, while other families' targets, and later ones, are.
+    #[test]
+    fn a_family_target_replaces_the_earlier_targets_of_its_family() {
+        let d = Delete::new("r")
+            .timestamp(200)
+            .column_version("f", "a", Some(300))
+            .column("g", "a")
+            .family_version("f", 300)
+            .column("f", "b")
+            .family("f")
+            .column_version("f", "c", Some(100));
+        let proto = d.to_proto();
+        let mut marks: Vec<(Bytes, Option<Bytes>, DeleteType)> = proto
+            .column_value
+            .iter()
+            .flat_map(|cv| {
+                cv.qualifier_value
+                    .iter()
+                    .map(|qv| (cv.family.clone(), qv.qualifier.clone(), qv.delete_type()))
+            })
+            .collect();
+        marks.sort_by_key(|m| (m.0.clone(), m.1.clone()));
+        let f = |s: &'static str| Bytes::from_static(s.as_bytes());
+        assert_eq!(
+            marks,
+            vec![
+                (f("f"), None, DeleteType::DeleteFamily),
+                (f("f"), Some(f("c")), DeleteType::DeleteOneVersion),
+                (f("g"), Some(f("a")), DeleteType::DeleteMultipleVersions),
+            ]
+        );
+        let mut block = BytesMut::new();
+        let header = d.encode_cells(&mut block);
+        assert_eq!(header.cells, 3);
+        assert_eq!(d.cellblock_len(), block.len());
+        let cells = CellBlockReader::new(block.freeze()).take(3).unwrap();
+        let types: Vec<CellType> = cells.iter().map(|c| c.cell_type()).collect();
+        assert_eq!(
+            types,
+            vec![
+                CellType::DeleteColumn,
+                CellType::DeleteFamily,
+                CellType::Delete
+            ]
+        );
     }
 
     #[test]

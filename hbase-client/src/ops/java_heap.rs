@@ -107,14 +107,6 @@ impl<'a> Families<'a> {
         e.2 += cell(kv_len);
     }
 
-    /// A cell that replaces every earlier cell of its family (Java's `Delete.addFamily`
-    /// clears the family's list before adding its marker).
-    pub(crate) fn replace(&mut self, family: &'a [u8], kv_len: usize) {
-        let e = self.entry(family);
-        e.1 = 1;
-        e.2 = cell(kv_len);
-    }
-
     /// The families' part of the heap size: the parts of the families and their cells.
     pub(crate) fn heap_size(&self) -> usize {
         self.inline[..self.len]

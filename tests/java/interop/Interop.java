@@ -16,6 +16,11 @@
 //   delete-family-version ROW FAM TS    every column of a family, exactly at TS
 //   delete-columns ROW FAM QUAL TS      every version of a column (up to TS)
 //   delete-column ROW FAM QUAL TS       one version of a column (at TS, or the latest)
+//   delete-many ROW TS (TARGET)+        one Delete(row[, ts]) of several targets, in order:
+//     family FAM                          addFamily(fam) (at the Delete's TS)
+//     family-version FAM TS               addFamilyVersion(fam, ts)
+//     columns FAM QUAL                    addColumns(fam, qual) (up to the Delete's TS)
+//     column FAM QUAL TS                  addColumn(fam, qual[, ts])
 //   increment ROW FAM QUAL AMOUNT       logs the new value
 //   append ROW FAM QUAL VALUE           logs the new value
 //   check-put ROW FAM QUAL CHECK FAM QUAL VALUE    CHECK: absent, or OP:bytes (value OP current);
@@ -304,9 +309,44 @@ public class Interop {
       case "delete-column":
         return t[4].equals("-") ? new Delete(row).addColumn(bytes(t[2]), bytes(t[3]))
             : new Delete(row).addColumn(bytes(t[2]), bytes(t[3]), Long.parseLong(t[4]));
+      case "delete-many":
+        return deleteMany(row, t);
       default:
         throw new IllegalArgumentException("unknown command " + t[0]);
     }
+  }
+
+  /** `delete-many`: one Delete whose targets are added in the spec's order. */
+  private static Delete deleteMany(byte[] row, String[] t) {
+    Delete d = t[2].equals("-") ? new Delete(row) : new Delete(row, Long.parseLong(t[2]));
+    int i = 3;
+    while (i < t.length) {
+      switch (t[i]) {
+        case "family":
+          d.addFamily(bytes(t[i + 1]));
+          i += 2;
+          break;
+        case "family-version":
+          d.addFamilyVersion(bytes(t[i + 1]), Long.parseLong(t[i + 2]));
+          i += 3;
+          break;
+        case "columns":
+          d.addColumns(bytes(t[i + 1]), bytes(t[i + 2]));
+          i += 3;
+          break;
+        case "column":
+          if (t[i + 3].equals("-")) {
+            d.addColumn(bytes(t[i + 1]), bytes(t[i + 2]));
+          } else {
+            d.addColumn(bytes(t[i + 1]), bytes(t[i + 2]), Long.parseLong(t[i + 3]));
+          }
+          i += 4;
+          break;
+        default:
+          throw new IllegalArgumentException("unknown delete target " + t[i]);
+      }
+    }
+    return d;
   }
 
   private void query(String line, List<String> out) throws IOException {
