@@ -500,15 +500,7 @@ impl ProxyControl {
 
     /// True when the response to `req` is to be dropped (takes one unit of the countdown).
     fn should_drop_response(&self, req: &RequestInfo) -> bool {
-        let mut drop = lock(&self.drop_responses);
-        let Some((filter, left)) = drop.as_mut() else {
-            return false;
-        };
-        if *left == 0 || !filter(req) {
-            return false;
-        }
-        *left -= 1;
-        true
+        picks(&self.drop_responses, req)
     }
 
     fn keep_if_recorded(&self, req: &RequestInfo) {
@@ -559,16 +551,11 @@ impl ProxyControl {
     }
 
     fn should_swallow(&self, req: &RequestInfo) -> bool {
-        let mut swallow = self.swallow.lock().unwrap_or_else(|e| e.into_inner());
-        let Some((filter, left)) = swallow.as_mut() else {
-            return false;
-        };
-        if *left == 0 || !filter(req) {
-            return false;
+        let picked = picks(&self.swallow, req);
+        if picked {
+            self.swallowed.fetch_add(1, SeqCst);
         }
-        *left -= 1;
-        self.swallowed.fetch_add(1, SeqCst);
-        true
+        picked
     }
 
     /// The exception to answer `req` with, if [`inject_exception_where`](Self::inject_exception_where)
@@ -586,15 +573,7 @@ impl ProxyControl {
 
     /// True when the response to `req` is to be cut (takes one unit of the countdown).
     fn should_cut(&self, req: &RequestInfo) -> bool {
-        let mut cut = lock(&self.cut_where);
-        let Some((filter, left)) = cut.as_mut() else {
-            return false;
-        };
-        if *left == 0 || !filter(req) {
-            return false;
-        }
-        *left -= 1;
-        true
+        picks(&self.cut_where, req)
     }
 
     /// The exception to answer `method` with, if one is to be injected.
@@ -607,6 +586,18 @@ impl ProxyControl {
         i.remaining -= 1;
         self.injected.fetch_add(1, SeqCst);
         Some((i.class_name.clone(), i.server_overloaded))
+    }
+}
+
+/// True when the countdown `slot` (a filter and the requests it has left to pick) picks `req`;
+/// a pick uses up one.
+fn picks(slot: &Mutex<Option<(RequestFilter, u32)>>, req: &RequestInfo) -> bool {
+    match lock(slot).as_mut() {
+        Some((filter, left)) if *left > 0 && filter(req) => {
+            *left -= 1;
+            true
+        }
+        _ => false,
     }
 }
 
