@@ -44,7 +44,10 @@
 //! delete it was and its error ([`FailedMutation`]), by `flush`/`close` (as
 //! [`Error::MutationsFailed`]) and the optional failure listener. The mutation is still held
 //! when it fails (a request keeps its actions until it ends), so a failure carries a clone of
-//! it: a delete's keys, a put's cells copied once, on the failure path only. See
+//! it: a delete's keys, a put's cells copied once, on the failure path only, and only when a
+//! listener takes it or the mutator keeps it (up to
+//! [`max_failures_kept`](MutatorConfig::max_failures_kept)). Kept failures hold their
+//! mutations outside the write budget until `flush`/`close` returns them. See
 //! [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
 mod dispatch;
@@ -151,6 +154,14 @@ impl MutatorConfig {
 
     /// Failures kept between two flushes (default [`DEFAULT_MAX_FAILURES_KEPT`]); more are
     /// counted in [`Error::MutationsFailed`]'s `dropped` (the listener still sees each).
+    ///
+    /// A kept failure holds its whole mutation (a put's cells, copied), as Java's
+    /// `RetriesExhaustedWithDetailsException` holds its rows, until `flush` or `close`
+    /// returns it; that memory is not counted in the client's
+    /// [`write_buffer_limit`](crate::ClientConfig::write_buffer_limit). So a mass failure of
+    /// large puts may hold up to this many of them: lower it (or take failures through
+    /// [`on_failure`](Self::on_failure) and keep none) where puts are large. A failure past
+    /// the limit is counted, not copied.
     pub fn max_failures_kept(mut self, failures: usize) -> Self {
         self.max_failures_kept = Some(failures);
         self
@@ -179,11 +190,19 @@ struct FailureLog {
 }
 
 impl FailureLog {
-    fn push(&mut self, mut failed: FailedMutation, limit: usize) {
+    fn push(&mut self, failed: FailedMutation, limit: usize) {
+        self.keep(limit, || failed);
+    }
+
+    /// Keeps the failure `make` builds, or, when `limit` failures are kept already, only
+    /// counts it, without calling `make`: a failure's mutation is a clone of the request's,
+    /// and a mass failure would otherwise copy every failed put's cells to drop them.
+    fn keep(&mut self, limit: usize, make: impl FnOnce() -> FailedMutation) {
         if self.kept.len() >= limit {
             self.dropped += 1;
             return;
         }
+        let mut failed = make();
         if let Some(remote) = failed.error.remote_mut() {
             if self.messages.contains(&remote.message) {
                 // Repeated: the first copy holds the stack trace; keep its summary here (the
@@ -402,18 +421,28 @@ impl Owner for Writer {
         mutation: &mut dyn FnMut() -> Mutation,
         outcome: Result<ActionResult>,
     ) {
-        let failed = outcome
-            .err()
-            .map(|error| FailedMutation::new(mutation(), error));
-        if let Some(f) = &failed {
-            self.tell(f);
-        }
+        // With a listener, the failure is built (the mutation cloned) for it, outside the
+        // lock; without one, only if the log has room for it, under the lock (see
+        // `FailureLog::keep`).
+        let (failed, unbuilt) = match outcome {
+            Ok(_) => (None, None),
+            Err(error) if self.listener.is_some() => {
+                let f = FailedMutation::new(mutation(), error);
+                self.tell(&f);
+                (Some(f), None)
+            }
+            Err(error) => (None, Some(error)),
+        };
         // Its bytes first, so that a `flush` that sees it answered also sees them released.
         self.budget.release_and_unstall(sent.bytes, true);
         {
             let mut st = self.lock();
             if let Some(f) = failed {
                 st.failures.push(f, self.max_failures_kept);
+            } else if let Some(error) = unbuilt {
+                st.failures.keep(self.max_failures_kept, || {
+                    FailedMutation::new(mutation(), error)
+                });
             }
             st.cut_bytes = st.cut_bytes.saturating_sub(sent.bytes);
             st.open_cuts.answered(sent.cut);
@@ -751,6 +780,31 @@ async fn periodic_flusher(handle: Weak<Handle>, interval: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::Put;
+
+    /// A failure past the log's limit is counted without building it (its mutation is not
+    /// cloned); one within it is kept.
+    #[test]
+    fn a_failure_past_the_kept_limit_is_not_built() {
+        let mut log = FailureLog::default();
+        let mut built = 0;
+        for _ in 0..5 {
+            log.keep(2, || {
+                built += 1;
+                FailedMutation::new(
+                    Put::new("r").add("f", "q", "v").into(),
+                    Error::InvalidInput("refused".into()),
+                )
+            });
+        }
+        assert_eq!(built, 2);
+        match log.take() {
+            Some(Error::MutationsFailed { failures, dropped }) => {
+                assert_eq!((failures.len(), dropped), (2, 3));
+            }
+            other => panic!("expected MutationsFailed, got {other:?}"),
+        }
+    }
 
     #[test]
     fn a_mutation_larger_than_a_request_frame_is_refused() {

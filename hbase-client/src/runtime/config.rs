@@ -504,7 +504,9 @@ impl ClientConfigBuilder {
     /// together, buffered or in flight (default 256 MiB). A mutation that would pass it waits
     /// until acknowledged (or failed) batches release room; idle buffers are flushed so the
     /// wait always ends. Nothing is dropped. A single mutation larger than the limit is let
-    /// through when nothing else is held.
+    /// through when nothing else is held. Failures kept for the next `flush` hold their
+    /// mutations and are not counted here (see
+    /// [`MutatorConfig::max_failures_kept`](crate::MutatorConfig::max_failures_kept)).
     pub fn write_buffer_limit(mut self, bytes: usize) -> Self {
         self.config.write_buffer_limit = bytes.max(1);
         self
