@@ -163,7 +163,10 @@ fn clipped(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
 /// its row and cells) and why it failed, as Java's `RetriesExhaustedWithDetailsException`
 /// gives each failed row's mutation. A listener tells a failed put from a failed delete by
 /// [`mutation`](Self::mutation), not by remembering which rows it deleted.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` form names the mutation (kind, row, cell count, heap size) without its cells,
+/// so that a failed flush's `{:?}` or `unwrap` does not print megabytes of values.
+#[derive(thiserror::Error)]
 #[error("{} of row {}: {error}", self.kind(), String::from_utf8_lossy(self.row()))]
 pub struct FailedMutation {
     pub(crate) mutation: Mutation,
@@ -203,6 +206,18 @@ impl FailedMutation {
             Mutation::Put(_) => "put",
             Mutation::Delete(_) => "delete",
         }
+    }
+}
+
+impl std::fmt::Debug for FailedMutation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FailedMutation")
+            .field("kind", &self.kind())
+            .field("row", self.row())
+            .field("cells", &self.mutation.cells())
+            .field("heap_size", &self.mutation.heap_size())
+            .field("error", &self.error)
+            .finish()
     }
 }
 
@@ -520,6 +535,36 @@ mod tests {
                 server_overloaded: false,
             },
         }
+    }
+
+    /// A failed put's `Debug` names it, its row, cell count and heap size, not its values.
+    #[test]
+    fn a_failed_mutations_debug_leaves_out_its_cells() {
+        let value = "v".repeat(10_000);
+        let put = crate::ops::Put::new("row-1")
+            .add("f", "a", value.clone())
+            .add("f", "b", value);
+        let heap = put.heap_size();
+        let failed = FailedMutation::new(put.into(), Error::InvalidInput("refused".into()));
+        let shown = format!("{failed:?}");
+        assert!(shown.len() < 300, "{} bytes: {shown}", shown.len());
+        for part in [
+            "kind: \"put\"",
+            "row-1",
+            "cells: 2",
+            &format!("heap_size: {heap}"),
+            "refused",
+        ] {
+            assert!(shown.contains(part), "{part} in {shown}");
+        }
+        let delete = crate::ops::Delete::new("r").column("f", "a").family("g");
+        let failed = FailedMutation::new(delete.into(), Error::InvalidInput("no".into()));
+        assert!(format!("{failed:?}").contains("cells: 2"));
+        let failures = Error::MutationsFailed {
+            failures: vec![failed],
+            dropped: 0,
+        };
+        assert!(format!("{failures:?}").contains("kind: \"delete\""));
     }
 
     #[test]

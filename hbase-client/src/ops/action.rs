@@ -33,6 +33,14 @@ impl Mutation {
         }
     }
 
+    /// Its cells: a put's, or a delete's markers (one per target; none for a whole row).
+    pub(crate) fn cells(&self) -> usize {
+        match self {
+            Mutation::Put(p) => p.len(),
+            Mutation::Delete(d) => d.markers(),
+        }
+    }
+
     /// Memory the mutation holds. A buffered mutator counts its own bookkeeping on top
     /// ([`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size)).
     pub(crate) fn memory_size(&self) -> usize {

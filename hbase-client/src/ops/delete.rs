@@ -98,6 +98,11 @@ impl Delete {
         self
     }
 
+    /// The markers it sends: one per target (none for a whole row's delete).
+    pub(crate) fn markers(&self) -> usize {
+        self.targets.len()
+    }
+
     /// True when it deletes a column's newest version without naming its timestamp: the
     /// server picks the version as it applies it, so applying it twice deletes two versions,
     /// and HBase takes no nonce for a delete. Such a delete is not retried after an attempt
