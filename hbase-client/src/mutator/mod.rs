@@ -375,6 +375,24 @@ impl Writer {
         let _ = self.budget.release(bytes, true);
     }
 
+    /// A mutation that failed for good: with a listener, the failure is built (the mutation
+    /// cloned) for it, outside the lock, then kept; without one, it is built only if the log
+    /// has room for it (see `FailureLog::keep`). Apart from `answered`, whose every call
+    /// would otherwise move the failure's error and mutation through its frame.
+    #[cold]
+    #[inline(never)]
+    fn failed(&self, mutation: &mut dyn FnMut() -> Mutation, error: Error) {
+        if self.listener.is_some() {
+            let f = FailedMutation::new(mutation(), error);
+            self.tell(&f);
+            self.lock().failures.push(f, self.max_failures_kept);
+        } else {
+            self.lock().failures.keep(self.max_failures_kept, || {
+                FailedMutation::new(mutation(), error)
+            });
+        }
+    }
+
     /// Hands a failure to the listener, if any (caller holds no lock; a panic is caught).
     fn tell(&self, f: &FailedMutation) {
         if let Some(listener) = &self.listener {
@@ -421,29 +439,15 @@ impl Owner for Writer {
         mutation: &mut dyn FnMut() -> Mutation,
         outcome: Result<ActionResult>,
     ) {
-        // With a listener, the failure is built (the mutation cloned) for it, outside the
-        // lock; without one, only if the log has room for it, under the lock (see
-        // `FailureLog::keep`).
-        let (failed, unbuilt) = match outcome {
-            Ok(_) => (None, None),
-            Err(error) if self.listener.is_some() => {
-                let f = FailedMutation::new(mutation(), error);
-                self.tell(&f);
-                (Some(f), None)
-            }
-            Err(error) => (None, Some(error)),
-        };
+        // The failure is kept before the cut is counted answered, so that a `flush` that sees
+        // it answered also finds it.
+        if let Err(error) = outcome {
+            self.failed(mutation, error);
+        }
         // Its bytes first, so that a `flush` that sees it answered also sees them released.
         self.budget.release_and_unstall(sent.bytes, true);
         {
             let mut st = self.lock();
-            if let Some(f) = failed {
-                st.failures.push(f, self.max_failures_kept);
-            } else if let Some(error) = unbuilt {
-                st.failures.keep(self.max_failures_kept, || {
-                    FailedMutation::new(mutation(), error)
-                });
-            }
             st.cut_bytes = st.cut_bytes.saturating_sub(sent.bytes);
             st.open_cuts.answered(sent.cut);
         }
