@@ -245,7 +245,7 @@ struct RegionQueue<O> {
     confirmed: Option<Location>,
     /// In placement order (their numbers ascending).
     entries: VecDeque<Entry<O>>,
-    /// The bytes of `entries`.
+    /// The memory `entries` hold (their budgeted sizes, the budget's count).
     bytes: usize,
     /// Requests in flight made from this queue.
     tasks: usize,
@@ -631,7 +631,10 @@ const LINGER: Duration = Duration::from_millis(50);
 #[derive(Clone, Copy, Debug)]
 struct Batch {
     rows: usize,
+    /// The memory its mutations hold (their budgeted sizes, the budget's count).
     bytes: usize,
+    /// Their heap sizes, Java's count (a request's size is counted so).
+    heap: usize,
     waited: Duration,
 }
 
@@ -646,11 +649,15 @@ struct Batch {
 /// cost per request. Nobody waits on one request then: the writers wait for room, which the server's CPU
 /// frees faster when it spends less per request. Held at most `LINGER` (the dispatcher
 /// runs a pass when the earliest hold ends, even if nothing else happens), and never when
-/// nothing else is in flight. `bound` is the most a request could carry (the smaller of the
-/// request size and the whole budget): a quarter of it is enough; so is `LINGER_ROWS` rows,
-/// or a request's `row_bound`.
-fn lingers(b: Batch, bound: usize, row_bound: usize) -> bool {
-    b.rows < LINGER_ROWS.min(row_bound) && b.bytes < bound / 4 && b.waited < LINGER
+/// nothing else is in flight. A quarter of what a request could carry is enough: a quarter of
+/// the request size (`request_heap`, Java's count, compared with the batch's heap sizes) or of
+/// the whole budget (`budget`, memory, compared with the memory the batch holds); so is
+/// `LINGER_ROWS` rows, or a request's `row_bound`.
+fn lingers(b: Batch, request_heap: usize, budget: usize, row_bound: usize) -> bool {
+    b.rows < LINGER_ROWS.min(row_bound)
+        && b.heap < request_heap / 4
+        && b.bytes < budget / 4
+        && b.waited < LINGER
 }
 
 impl<O: Owner> Dispatch<O> {
@@ -785,15 +792,29 @@ impl<O: Owner> Dispatch<O> {
                     .iter()
                     .filter_map(|k| regions.get(k))
                     .fold((0, 0), |(r, b), q| (r + q.entries.len(), b + q.bytes));
+                // Java's count, which the queues do not keep: read only while the rows are
+                // too few to leave anyway (under LINGER_ROWS), and only while writers wait.
+                let heap = if rows < LINGER_ROWS {
+                    sq.ready
+                        .iter()
+                        .filter_map(|k| regions.get(k))
+                        .flat_map(|q| q.entries.iter())
+                        .map(|e| e.mutation.heap_size())
+                        .fold(0usize, usize::saturating_add)
+                } else {
+                    usize::MAX
+                };
                 let since = *sq.holding_since.get_or_insert(now);
                 let batch = Batch {
                     rows,
                     bytes,
+                    heap,
                     waited: now.saturating_duration_since(since),
                 };
                 if lingers(
                     batch,
-                    self.limits.bytes.min(self.budget.limit()),
+                    self.limits.bytes,
+                    self.budget.limit(),
                     self.limits.rows,
                 ) {
                     let ends = since + LINGER;
@@ -1155,42 +1176,58 @@ mod tests {
 
     #[test]
     fn a_small_request_lingers_until_it_has_enough_rows_or_bytes_or_has_waited_long_enough() {
-        let (bound, rows) = (4 << 20, 2048);
+        let (request, budget, rows) = (4 << 20, 256 << 20, 2048);
         let small = Batch {
             rows: 40,
-            bytes: 40 * 400,
+            bytes: 40 * 300,
+            heap: 40 * 400,
             waited: Duration::from_millis(5),
         };
-        assert!(lingers(small, bound, rows));
+        assert!(lingers(small, request, budget, rows));
         // Enough rows.
         assert!(!lingers(
             Batch {
                 rows: LINGER_ROWS,
                 ..small
             },
-            bound,
+            request,
+            budget,
             rows
         ));
-        // Few rows, but large ones: a quarter of what a request (or the budget) can carry.
+        // Few rows, but large ones: a quarter of what a request can carry, by Java's count
+        // (their memory, less, does not decide it).
         assert!(!lingers(
             Batch {
-                bytes: bound / 4,
+                heap: request / 4,
                 ..small
             },
-            bound,
+            request,
+            budget,
             rows
         ));
-        // A budget smaller than the request size bounds what can ever be ready.
-        assert!(!lingers(small, small.bytes * 4, rows));
+        assert!(lingers(
+            Batch {
+                bytes: request / 4,
+                ..small
+            },
+            request,
+            budget,
+            rows
+        ));
+        // A budget smaller than the request size bounds what can ever be ready: a quarter of
+        // it, by memory, is enough.
+        assert!(!lingers(small, request, small.bytes * 4, rows));
+        assert!(lingers(small, request, small.heap * 4, rows));
         // A request full by rows (a row cap below LINGER_ROWS) leaves.
-        assert!(!lingers(small, bound, small.rows));
+        assert!(!lingers(small, request, budget, small.rows));
         // Held long enough.
         assert!(!lingers(
             Batch {
                 waited: LINGER,
                 ..small
             },
-            bound,
+            request,
+            budget,
             rows
         ));
     }

@@ -33,9 +33,11 @@
 //! (writes to one row within one request go in order, and a retry resends the failed ones in
 //! that order).
 //!
-//! Memory: `mutate` waits once its buffer is full and the mutator already holds
-//! [`PENDING_BUFFERS`] buffers' worth of cut, unanswered mutations, so one mutator holds about
-//! five buffers. All mutators of one client also share one bound ([`WriteBudget`], the
+//! Memory: `mutate` waits once its buffer is full and the mutator's cut, unanswered
+//! mutations already hold the memory of [`PENDING_BUFFERS`] buffers like its last cut (a
+//! buffer fills by Java's count, the mutations are counted by the memory they hold; the write
+//! buffer's size is turned into memory at the last cut's ratio), so one mutator holds about
+//! five buffers' worth: four cut and the one filling. All mutators of one client also share one bound ([`WriteBudget`], the
 //! client's `write_buffer_limit`): bytes count from `mutate` until answered. A `mutate` that
 //! would pass the bound cuts its own buffer and waits for answers to release room; when
 //! nothing at all is in flight, it cuts every idle buffer, so the wait always ends.
@@ -224,6 +226,16 @@ impl FailureLog {
     }
 }
 
+/// The memory `PENDING_BUFFERS` full buffers hold, for a cut of `bytes` (memory, the budget's
+/// count) whose heap sizes, Java's count, add up to `heap`: the write buffer's size (Java's
+/// count, what fills a buffer) turned into memory at that cut's ratio. Once per cut, so that
+/// no answer needs a mutation's heap size to count it off.
+fn pending_bound(bytes: usize, heap: usize, write_buffer_size: usize) -> usize {
+    let buffers = write_buffer_size as u128 * PENDING_BUFFERS as u128;
+    let bound = buffers.saturating_mul(bytes as u128) / heap.max(1) as u128;
+    usize::try_from(bound).unwrap_or(usize::MAX)
+}
+
 /// What a mutator holds for a write besides the mutation itself: the fields of its dispatch
 /// entry beside the mutation, and a buffer slot's worth of room (a writer's buffer grows by
 /// doubling, so beside each slot there may be as much room again). The same for every kind of
@@ -267,8 +279,11 @@ struct State {
     buffered_heap: usize,
     /// Room the buffer reserves on its first write: the size of the last cut.
     next_capacity: usize,
-    /// Bytes cut and not yet answered (queued or in flight).
+    /// Bytes cut and not yet answered (queued or in flight): memory, the budget's count.
     cut_bytes: usize,
+    /// The most `cut_bytes` may be for a full buffer to be cut without waiting: the memory of
+    /// `PENDING_BUFFERS` buffers like the last one cut ([`pending_bound`]).
+    pending_bound: usize,
     /// Cuts made so far, and the unanswered mutations of each cut still open.
     cuts: u64,
     open_cuts: OpenCuts,
@@ -319,8 +334,11 @@ impl Writer {
         st.buffered_heap > self.write_buffer_size || st.buffer.len() >= self.max_mutations
     }
 
+    /// Whether a full buffer is cut now rather than waiting: while the mutator's cut,
+    /// unanswered mutations hold less memory than `PENDING_BUFFERS` buffers like its last cut
+    /// (see [`pending_bound`]). Memory compared with memory: a buffer fills by Java's count.
     fn may_cut(&self, st: &State) -> bool {
-        st.cut_bytes < self.write_buffer_size.saturating_mul(PENDING_BUFFERS)
+        st.cut_bytes == 0 || st.cut_bytes < st.pending_bound
     }
 
     /// Hands the buffer to the dispatcher (caller holds the state lock). Once the dispatcher
@@ -337,7 +355,8 @@ impl Writer {
         st.next_capacity = n;
         let mut buffered = std::mem::take(&mut st.buffer);
         let bytes = std::mem::take(&mut st.buffered_bytes);
-        st.buffered_heap = 0;
+        let heap = std::mem::take(&mut st.buffered_heap);
+        st.pending_bound = pending_bound(bytes, heap, self.write_buffer_size);
         self.budget.sent(bytes);
         // Counted before the dispatcher sees them: their answers (which take this lock, held
         // here) count them off.
@@ -808,6 +827,21 @@ mod tests {
             }
             other => panic!("expected MutationsFailed, got {other:?}"),
         }
+    }
+
+    /// The bound on cut bytes is memory: buffers like the last cut, whose memory is less than
+    /// its Java count (a YCSB put: about half), allow as many buffers as their heap, no more.
+    #[test]
+    fn the_pending_bound_is_four_buffers_of_memory() {
+        let wbs = 2 << 20;
+        // A cut of 880 puts of 2,384 bytes by Java's count, 1,200 bytes of memory each.
+        let bound = pending_bound(880 * 1200, 880 * 2384, wbs);
+        let buffers = bound as f64 / (wbs as f64 * 1200.0 / 2384.0);
+        assert!((buffers - PENDING_BUFFERS as f64).abs() < 0.01, "{buffers}");
+        // Java's count above memory or below it, and no cut heap at all: no overflow.
+        assert_eq!(pending_bound(100, 100, wbs), wbs * PENDING_BUFFERS);
+        assert_eq!(pending_bound(usize::MAX, 1, usize::MAX), usize::MAX);
+        assert_eq!(pending_bound(0, 0, wbs), 0);
     }
 
     #[test]
