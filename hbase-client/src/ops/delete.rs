@@ -142,7 +142,7 @@ impl Delete {
                 }
             }
         }
-        java_heap::row(row) + families.heap_size()
+        java_heap::row(row).saturating_add(families.heap_size())
     }
 
     /// Approximate memory this delete holds: the delete itself (as a [`Mutation`]), its row

@@ -150,7 +150,8 @@ fn columns_heap_size<'a>(
     for (f, q, v) in columns {
         families.add(f, java_heap::kv_len(row.len(), f.len(), q.len(), v));
     }
-    java_heap::align(java_heap::row(row.len()) + families.heap_size() + java_heap::TIME_RANGE_EXTRA)
+    let heap = java_heap::row(row.len()).saturating_add(families.heap_size());
+    java_heap::align(heap.saturating_add(java_heap::TIME_RANGE_EXTRA))
 }
 
 /// An increment or append of `row`: one column value per (family, qualifier, value).

@@ -206,8 +206,15 @@ impl Put {
         let key_len = KEY_INFRASTRUCTURE + self.row.len() + family.len() + qualifier.len();
         // Saturating: a length no buffer can hold fails in `reserve` below, not in arithmetic.
         let len = key_len.saturating_add(value_len).saturating_add(12);
-        self.oversized |= len - 4 > u32::MAX as usize;
-        self.count_java_heap(family, len - 4);
+        if len - 4 > u32::MAX as usize {
+            // Refused by `validate`; its heap size is then an estimate (`heap_size_of_cells`).
+            self.oversized = true;
+            self.java_heap = NOT_KEPT;
+        } else {
+            // Below 4 GiB, so the figure's arithmetic cannot overflow (and the compiler, which
+            // sees it, drops `java_heap`'s saturation checks here).
+            self.count_java_heap(family, len - 4);
+        }
         if self.cells.capacity() - self.cells.len() < len {
             // The hint counts for the first cell only, and only while it asks for little.
             let expected = self.expected as usize;
@@ -276,7 +283,8 @@ impl Put {
     fn count_java_heap(&mut self, family: &[u8], kv_len: usize) {
         let cell = java_heap::cell(kv_len);
         if self.count == 0 {
-            let first = java_heap::row(self.row.len()) + java_heap::family(family.len(), 1);
+            let first =
+                java_heap::row(self.row.len()).saturating_add(java_heap::family(family.len(), 1));
             self.java_heap = first.saturating_add(cell).min(NOT_KEPT as usize) as u32;
             return;
         }
@@ -285,7 +293,7 @@ impl Put {
         }
         // The list's references grow by 8 bytes at every odd cell count (aligned arrays).
         let references = (!self.count as usize & 1) * 8;
-        let kept = self.java_heap as u64 + (cell + references) as u64;
+        let kept = (self.java_heap as u64).saturating_add(cell.saturating_add(references) as u64);
         // At 4 GiB or more it is not kept either: computed when asked.
         self.java_heap = if kept < NOT_KEPT as u64 && self.of_first_family(family) {
             kept as u32
@@ -326,9 +334,17 @@ impl Put {
     }
 
     /// [`heap_size`](Self::heap_size) from the cells, grouped by family as Java's family map
-    /// groups them.
+    /// groups them. A put with a cell over 4 GiB (refused when sent) has lengths truncated to
+    /// 32 bits, which would misread its cells: its figure is an estimate instead, its cells'
+    /// bytes and a family's worth of Java's objects for each cell, saturating.
     #[inline(never)]
     fn heap_size_of_cells(&self) -> usize {
+        if self.oversized {
+            let per_cell = java_heap::cell(0).saturating_add(java_heap::family(0, 1));
+            return java_heap::row(self.row.len())
+                .saturating_add(self.cells.len())
+                .saturating_add(per_cell.saturating_mul(self.len()));
+        }
         // Each cell: its total length (4 bytes; the `KeyValue`'s length), its key's and
         // value's lengths (8), the row's length (2) and the row, the family's length (1) and
         // the family.
@@ -341,7 +357,7 @@ impl Put {
             families.add(rest.get(at + 1..at + 1 + len).unwrap_or_default(), kv_len);
             rest = rest.get(4 + kv_len..).unwrap_or_default();
         }
-        java_heap::row(self.row.len()) + families.heap_size()
+        java_heap::row(self.row.len()).saturating_add(families.heap_size())
     }
 
     /// Memory this put holds: the put itself (as a [`Mutation`]), its row (and the shared
@@ -619,6 +635,19 @@ mod tests {
             Err(crate::Error::InvalidInput(m)) => assert!(m.contains("32-bit"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// An oversized put's cells have truncated lengths: its heap size is an estimate from its
+    /// buffer's size (at least that), not a walk of lengths that may be wrong.
+    #[test]
+    fn an_oversized_puts_heap_size_is_estimated_without_reading_its_lengths() {
+        // Such a cell needs 4 GiB; a put whose first length is wrong, flagged, stands in.
+        let mut put = Put::new("r").add("f", "q", "v").add("g", "q", "v");
+        put.oversized = true;
+        put.cells[..4].copy_from_slice(&0xFFFF_FFF0u32.to_be_bytes());
+        let heap = put.heap_size();
+        assert!(heap >= put.cells.len(), "{heap}");
+        assert!(heap < 1 << 20, "{heap}: not read from the wrong length");
     }
 
     #[test]
