@@ -7,7 +7,8 @@
 //!
 //! The cases are generated from a fixed seed: rows, families, qualifiers and values of many
 //! lengths (0, 1, a few hundred bytes, 64 KiB and 1 MiB values), with and without timestamps
-//! (the mutation's and the cell's), one to five families in any order, every kind of delete
+//! (the mutation's and the cell's), one to five families in any order and puts and deletes of
+//! 9 to 12 (past the 8 counted without allocating), every kind of delete
 //! marker (a whole family's delete after and before others of its family), and increments
 //! and appends of several columns.
 
@@ -94,13 +95,43 @@ fn put_case(rng: &mut Rng) -> Case {
     let row = rng.row(&[300, 4096, 32767]);
     let most = if rng.below(2) == 0 { 1 } else { 5 };
     let families = rng.families(most, 12);
+    put_of(rng, row, families)
+}
+
+/// A put of cells in 9 to 12 families, so that their count passes the 8 `Put::heap_size`
+/// keeps without allocating.
+fn many_families_put_case(rng: &mut Rng) -> Case {
+    let row = rng.row(&[300]);
+    let n = 9 + rng.below(4) as usize;
+    let families = distinct_families(rng, n);
+    put_of(rng, row, families)
+}
+
+/// `n` distinct families of 1 to 8 bytes.
+fn distinct_families(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
+    let mut families: Vec<Vec<u8>> = Vec::new();
+    while families.len() < n {
+        let len = 1 + rng.below(8) as usize;
+        let f = rng.bytes(len);
+        if !families.contains(&f) {
+            families.push(f);
+        }
+    }
+    families
+}
+
+fn put_of(rng: &mut Rng, row: Vec<u8>, families: Vec<Vec<u8>>) -> Case {
     let put_ts = rng.timestamp();
     let mut put = Put::new(row.clone());
     if let Some(ts) = put_ts {
         put = put.timestamp(ts);
     }
     let mut line = format!("put {} {}", spec_bytes(&row), ts_token(put_ts));
-    let most = if rng.below(4) == 0 { 60 } else { 12 };
+    let most = if rng.below(4) == 0 || families.len() > 8 {
+        60
+    } else {
+        12
+    };
     let cells = 1 + rng.below(most);
     for _ in 0..cells {
         let family = &families[rng.below(families.len() as u64) as usize];
@@ -129,13 +160,26 @@ fn put_case(rng: &mut Rng) -> Case {
 fn delete_case(rng: &mut Rng) -> Case {
     let row = rng.row(&[300, 32767]);
     let families = rng.families(3, 10);
+    delete_of(rng, row, families, 9)
+}
+
+/// A delete of targets in 9 to 12 families (past the 8 kept without allocating).
+fn many_families_delete_case(rng: &mut Rng) -> Case {
+    let row = rng.row(&[300]);
+    let n = 9 + rng.below(4) as usize;
+    let families = distinct_families(rng, n);
+    delete_of(rng, row, families, 40)
+}
+
+/// A delete of `row` with up to `most - 1` targets in `families`.
+fn delete_of(rng: &mut Rng, row: Vec<u8>, families: Vec<Vec<u8>>, most: u64) -> Case {
     let delete_ts = rng.timestamp();
     let mut delete = Delete::new(row.clone());
     if let Some(ts) = delete_ts {
         delete = delete.timestamp(ts);
     }
     let mut line = format!("delete {} {}", spec_bytes(&row), ts_token(delete_ts));
-    for _ in 0..rng.below(9) {
+    for _ in 0..rng.below(most) {
         let f = families[rng.below(families.len() as u64) as usize].clone();
         let q = {
             let len = rng.len(20, &[500]);
@@ -270,12 +314,18 @@ fn heap_sizes_are_the_java_clients() {
             }
         });
     }
-    let dir = std::env::temp_dir().join(format!("heap-sizes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let spec = dir.join("spec");
-    let lines: Vec<&str> = cases.iter().map(|(l, _)| l.as_str()).collect();
-    std::fs::write(&spec, lines.join("\n") + "\n").unwrap();
-    let java = hbase_it::run_java_program("HeapSizes.java", &[&spec]);
+    for _ in 0..40 {
+        cases.push(many_families_put_case(&mut rng));
+        cases.push(many_families_delete_case(&mut rng));
+    }
+    let java = {
+        let dir = TempDir(std::env::temp_dir().join(format!("heap-sizes-{}", std::process::id())));
+        std::fs::create_dir_all(&dir.0).unwrap();
+        let spec = dir.0.join("spec");
+        let lines: Vec<&str> = cases.iter().map(|(l, _)| l.as_str()).collect();
+        std::fs::write(&spec, lines.join("\n") + "\n").unwrap();
+        hbase_it::run_java_program("HeapSizes.java", &[&spec])
+    };
     let java: Vec<usize> = java
         .lines()
         .map(|l| l.parse().unwrap_or_else(|e| panic!("{l:?}: {e}")))
@@ -299,5 +349,14 @@ fn heap_sizes_are_the_java_clients() {
         cases.len(),
         differing[..differing.len().min(12)].join("\n")
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The spec's directory, removed when the Java side has answered or failed (before anything
+/// is asserted, so that no run leaves its 3 MB spec behind).
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
