@@ -7,7 +7,7 @@ mod delete;
 mod filter;
 mod get;
 mod increment;
-pub(crate) mod java_heap;
+mod java_heap;
 mod put;
 mod raw_row;
 mod row_mutations;
