@@ -48,9 +48,9 @@ impl Delete {
     /// [`timestamp`](Self::timestamp), when it has one).
     ///
     /// Replaces the targets of `family` added before it (its columns, its versions, an
-    /// earlier whole-family target), as Java's `Delete.addFamily` does: they are not sent.
-    /// A column's version newer than the delete's timestamp, named before, so stays; a target
-    /// of `family` added after this one is kept.
+    /// earlier whole-family target), as Java's `Delete.addFamily` does: they are not sent. So
+    /// a column version newer than the delete's timestamp, named before this call, is no
+    /// longer deleted; a target of `family` added after this call is kept.
     pub fn family(mut self, family: impl Into<Bytes>) -> Delete {
         let family = family.into();
         self.targets.retain(|t| {
@@ -125,8 +125,9 @@ impl Delete {
     }
 
     /// Java's `Mutation.heapSize()` for this delete, exactly: what hbase-client 2.x counts
-    /// for the same `Delete` (each target a `KeyValue` marker in its family's list). A [`BufferedMutator`](crate::BufferedMutator) adds this up against
-    /// its [`write_buffer_size`](crate::MutatorConfig::write_buffer_size), as Java's does.
+    /// for the same `Delete` (each target a `KeyValue` marker in its family's list). A
+    /// [`BufferedMutator`](crate::BufferedMutator) adds this up against its
+    /// [`write_buffer_size`](crate::MutatorConfig::write_buffer_size), as Java's does.
     /// Not the memory it holds here: see
     /// [`BufferedMutator::budgeted_size`](crate::BufferedMutator::budgeted_size).
     pub fn heap_size(&self) -> usize {
