@@ -1,8 +1,9 @@
 //! `BufferedMutator`: client-side write buffering (autoflush off).
 //!
 //! `mutate` appends to the mutator's own buffer. A full buffer (its mutations' heap sizes by
-//! Java's count, [`Mutation::heap_size`], or its mutation count) is cut and handed to the dispatcher that every mutator of the client writing to the
-//! same table (with the same operation timeout) shares ([`dispatch`]). It places the cut
+//! Java's count, [`Mutation::heap_size`], or its mutation count) is cut and handed to the
+//! dispatcher that every mutator of the client writing to the same table (with the same
+//! operation timeout) shares ([`dispatch`]). It places the cut
 //! mutations of all of them in shared region queues and sends them as `Multi`s to every
 //! server concurrently: at most `max_tasks_per_server` requests per server and
 //! `max_tasks_per_region` per region (HBase's `hbase.client.max.perserver.tasks` and
@@ -37,8 +38,8 @@
 //! mutations already hold the memory of [`PENDING_BUFFERS`] buffers like its last cut (a
 //! buffer fills by Java's count, the mutations are counted by the memory they hold; the write
 //! buffer's size is turned into memory at the last cut's ratio), so one mutator holds about
-//! five buffers' worth: four cut and the one filling. All mutators of one client also share one bound ([`WriteBudget`], the
-//! client's `write_buffer_limit`): bytes count from `mutate` until answered. A `mutate` that
+//! five buffers' worth: four cut and the one filling. All mutators of one client also share
+//! one bound ([`WriteBudget`], the client's `write_buffer_limit`): bytes count from `mutate` until answered. A `mutate` that
 //! would pass the bound cuts its own buffer and waits for answers to release room; when
 //! nothing at all is in flight, it cuts every idle buffer, so the wait always ends.
 //!
@@ -171,8 +172,8 @@ impl MutatorConfig {
 
     /// Called for every mutation that fails for good, as soon as it does, from the task that
     /// sent it and outside the mutator's locks. It is given the mutation itself (the `Put` or
-    /// `Delete`, [`FailedMutation::mutation`]) and its error. A listener that panics is caught (and logged);
-    /// the failure is still reported by `flush`/`close`.
+    /// `Delete`, [`FailedMutation::mutation`]) and its error. A listener that panics is caught
+    /// (and logged); the failure is still reported by `flush`/`close`.
     pub fn on_failure(
         mut self,
         listener: impl Fn(&FailedMutation) + Send + Sync + 'static,

@@ -302,11 +302,17 @@ impl Put {
         };
     }
 
-    /// True when `family` is the first cell's (the put has one): after its three lengths, the
-    /// row's length and the row come the family's length byte and the family.
+    /// Where a cell's family-length byte is, from the cell's start: after its three lengths
+    /// (the cell's, its key's and its value's: 12 bytes), the row's length (2) and the row.
+    #[inline]
+    fn family_at(&self) -> usize {
+        12 + 2 + self.row.len()
+    }
+
+    /// True when `family` is the first cell's (the put has one).
     #[inline]
     fn of_first_family(&self, family: &[u8]) -> bool {
-        let at = 12 + 2 + self.row.len();
+        let at = self.family_at();
         match self.cells.get(at..at + 1 + family.len()) {
             Some([len, first @ ..]) => *len as usize == family.len() && same_short(first, family),
             _ => false,
@@ -345,10 +351,9 @@ impl Put {
                 .saturating_add(self.cells.len())
                 .saturating_add(per_cell.saturating_mul(self.len()));
         }
-        // Each cell: its total length (4 bytes; the `KeyValue`'s length), its key's and
-        // value's lengths (8), the row's length (2) and the row, the family's length (1) and
-        // the family.
-        let at = 12 + 2 + self.row.len();
+        // Each cell starts with its `KeyValue`'s length (4 bytes); its family's length and
+        // family are at `family_at`.
+        let at = self.family_at();
         let mut families = java_heap::Families::new();
         let mut rest = &self.cells[..];
         while let Some(total) = rest.get(..4) {
@@ -529,6 +534,7 @@ fn cells_in(block: Bytes) -> impl Iterator<Item = Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rpc::cellblock::encode_cell;
 
     /// `same_short` is `==` at every length, whichever byte differs.
     #[test]
@@ -543,7 +549,6 @@ mod tests {
             }
         }
     }
-    use crate::rpc::cellblock::encode_cell;
 
     /// The cell block as encoded cell by cell from the parts (the encoding every other
     /// mutation uses).
