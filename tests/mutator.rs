@@ -282,6 +282,49 @@ async fn failures_kept_are_bounded_and_counted() {
     .await;
 }
 
+/// Large puts failing en masse: the mutator keeps failures only while the mutations they hold
+/// add up to less than its byte bound, so 200 failed puts of 100,000 bytes each are not all
+/// copied and held (20 MB) under a bound of 1,000,000 bytes: 10 kept (the tenth takes the
+/// kept bytes past the bound), 190 counted. Before the bound, all 200 were kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_kept_are_bounded_in_bytes_too() {
+    bounded(120, async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_fail_bytes");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default()
+                    .write_buffer_size(1024 * 1024)
+                    .max_failure_bytes_kept(1_000_000),
+            )
+            .unwrap();
+        let value = Bytes::from(vec![b'x'; 100_000]);
+        for i in 0..200u32 {
+            mutator
+                .mutate(Put::new(format!("big-{i:03}")).add("nope", "q", value.clone()))
+                .await
+                .unwrap();
+        }
+        match mutator.flush().await {
+            Err(Error::MutationsFailed { failures, dropped }) => {
+                assert_eq!((failures.len(), dropped), (10, 190));
+                for f in &failures {
+                    assert_eq!(f.error().kind(), ErrorKind::DoNotRetry, "{}", f.error());
+                }
+            }
+            other => panic!("expected failures, got {other:?}"),
+        }
+        mutator
+            .close()
+            .await
+            .expect("nothing failed since the flush");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// 1,000 puts to one row through the mutator, with the connections reset while they flow:
 /// the row ends with the last value written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

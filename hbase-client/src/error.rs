@@ -330,7 +330,8 @@ pub enum Error {
     #[error("{} buffered mutations failed{}; first: {}", failures.len() as u64 + dropped, if *dropped > 0 { format!(" ({dropped} not kept)") } else { String::new() }, failures.first().map(|f| f.to_string()).unwrap_or_default())]
     MutationsFailed {
         /// Each failed mutation and its error, up to the mutator's
-        /// [`max_failures_kept`](crate::MutatorConfig::max_failures_kept); a server message
+        /// [`max_failures_kept`](crate::MutatorConfig::max_failures_kept) and
+        /// [`max_failure_bytes_kept`](crate::MutatorConfig::max_failure_bytes_kept); a server message
         /// repeated by many failures is kept whole once, the others keep its first line.
         failures: Vec<FailedMutation>,
         /// Failures beyond those kept: counted, not kept (the failure listener saw them all).

@@ -57,7 +57,8 @@ pub use client::Client;
 pub use error::exceptions::oracle as exception_oracle;
 pub use error::{Error, ErrorKind, FailedMutation, RemoteException, Result};
 pub use mutator::{
-    BufferedMutator, FailureListener, MutatorConfig, DEFAULT_MAX_FAILURES_KEPT, PENDING_BUFFERS,
+    BufferedMutator, FailureListener, MutatorConfig, DEFAULT_MAX_FAILURES_KEPT,
+    DEFAULT_MAX_FAILURE_BYTES_KEPT, PENDING_BUFFERS,
 };
 pub use ops::{
     Action, ActionResult, Append, CheckAndMutate, Comparator, CompareOp, Consistency, Delete,

@@ -49,7 +49,8 @@
 //! when it fails (a request keeps its actions until it ends), so a failure carries a clone of
 //! it: a delete's keys, a put's cells copied once, on the failure path only, and only when a
 //! listener takes it or the mutator keeps it (up to
-//! [`max_failures_kept`](MutatorConfig::max_failures_kept)). Kept failures hold their
+//! [`max_failures_kept`](MutatorConfig::max_failures_kept) failures holding up to
+//! [`max_failure_bytes_kept`](MutatorConfig::max_failure_bytes_kept)). Kept failures hold their
 //! mutations outside the write budget until `flush`/`close` returns them. See
 //! [`BufferedMutator`] for which errors mean "not applied" and which "unknown".
 
@@ -95,6 +96,11 @@ const STALL_RECHECK: Duration = Duration::from_secs(1);
 /// Failures kept for `flush`/`close` when [`MutatorConfig::max_failures_kept`] is not set.
 pub const DEFAULT_MAX_FAILURES_KEPT: usize = 10_000;
 
+/// Bytes of failed mutations kept for `flush`/`close` when
+/// [`MutatorConfig::max_failure_bytes_kept`] is not set: 64 MiB. A mass failure of small puts
+/// (YCSB's rows, about 1.2 KB each) reaches the count bound first; of large puts, this one.
+pub const DEFAULT_MAX_FAILURE_BYTES_KEPT: usize = 64 * 1024 * 1024;
+
 /// Settings of a [`BufferedMutator`]. Unset ones come from the client's
 /// [`ClientConfig`](crate::ClientConfig) (and so from `hbase-site.xml`).
 #[derive(Clone, Default)]
@@ -104,6 +110,7 @@ pub struct MutatorConfig {
     periodic_flush: Option<Duration>,
     operation_timeout: Option<Duration>,
     max_failures_kept: Option<usize>,
+    max_failure_bytes_kept: Option<usize>,
     listener: Option<FailureListener>,
 }
 
@@ -115,6 +122,7 @@ impl std::fmt::Debug for MutatorConfig {
             .field("periodic_flush", &self.periodic_flush)
             .field("operation_timeout", &self.operation_timeout)
             .field("max_failures_kept", &self.max_failures_kept)
+            .field("max_failure_bytes_kept", &self.max_failure_bytes_kept)
             .field("listener", &self.listener.is_some())
             .finish()
     }
@@ -162,11 +170,22 @@ impl MutatorConfig {
     /// `RetriesExhaustedWithDetailsException` holds its rows, until `flush` or `close`
     /// returns it; that memory is not counted in the client's
     /// [`write_buffer_limit`](crate::ClientConfig::write_buffer_limit). So a mass failure of
-    /// large puts may hold up to this many of them: lower it (or take failures through
-    /// [`on_failure`](Self::on_failure) and keep none) where puts are large. A failure past
-    /// the limit is counted, not copied.
+    /// large puts would hold up to this many of them, but for
+    /// [`max_failure_bytes_kept`](Self::max_failure_bytes_kept), which bounds their bytes. A
+    /// failure past either bound is counted, not copied.
     pub fn max_failures_kept(mut self, failures: usize) -> Self {
         self.max_failures_kept = Some(failures);
+        self
+    }
+
+    /// Bytes of mutations the kept failures may hold between two flushes (default
+    /// [`DEFAULT_MAX_FAILURE_BYTES_KEPT`]): a failure is kept while the mutations kept before
+    /// it hold less (so the last one kept may pass it by its own size); later ones are
+    /// counted in [`Error::MutationsFailed`]'s `dropped`, not copied. Java's
+    /// `BufferedMutator` keeps every failed row until it reports them; this bound is ours, so
+    /// that a mass failure of large puts cannot hold gigabytes.
+    pub fn max_failure_bytes_kept(mut self, bytes: usize) -> Self {
+        self.max_failure_bytes_kept = Some(bytes);
         self
     }
 
@@ -183,25 +202,35 @@ impl MutatorConfig {
     }
 }
 
-/// Failures kept for the next `flush`: bounded, with each long server message kept whole
-/// once.
+/// Failures kept for the next `flush`: bounded in number and in the bytes of their mutations,
+/// with each long server message kept whole once.
 #[derive(Default)]
 struct FailureLog {
     kept: Vec<FailedMutation>,
+    /// Memory the kept failures' mutations hold.
+    kept_bytes: usize,
     dropped: u64,
     messages: HashSet<String>,
 }
 
+/// How many failures a mutator keeps, and how many bytes of mutations they may hold.
+#[derive(Clone, Copy)]
+struct KeptBound {
+    failures: usize,
+    bytes: usize,
+}
+
 impl FailureLog {
-    fn push(&mut self, failed: FailedMutation, limit: usize) {
-        self.keep(limit, || failed);
+    fn push(&mut self, failed: FailedMutation, bound: KeptBound) {
+        self.keep(bound, || failed);
     }
 
-    /// Keeps the failure `make` builds, or, when `limit` failures are kept already, only
-    /// counts it, without calling `make`: a failure's mutation is a clone of the request's,
-    /// and a mass failure would otherwise copy every failed put's cells to drop them.
-    fn keep(&mut self, limit: usize, make: impl FnOnce() -> FailedMutation) {
-        if self.kept.len() >= limit {
+    /// Keeps the failure `make` builds, or, when the failures kept already reach the bound (in
+    /// number, or in the bytes their mutations hold), only counts it, without calling `make`:
+    /// a failure's mutation is a clone of the request's, and a mass failure would otherwise
+    /// copy every failed put's cells to drop them.
+    fn keep(&mut self, bound: KeptBound, make: impl FnOnce() -> FailedMutation) {
+        if self.kept.len() >= bound.failures || self.kept_bytes >= bound.bytes {
             self.dropped += 1;
             return;
         }
@@ -211,16 +240,20 @@ impl FailureLog {
                 // Repeated: the first copy holds the stack trace; keep its summary here (the
                 // first line, and the root cause when that line lacks it).
                 remote.message = remote.summary();
-            } else if self.messages.len() < limit {
+            } else if self.messages.len() < bound.failures {
                 self.messages.insert(remote.message.clone());
             }
         }
+        self.kept_bytes = self
+            .kept_bytes
+            .saturating_add(failed.mutation().memory_size());
         self.kept.push(failed);
     }
 
     fn take(&mut self) -> Option<Error> {
         let failures = std::mem::take(&mut self.kept);
         let dropped = std::mem::take(&mut self.dropped);
+        self.kept_bytes = 0;
         self.messages.clear();
         (!failures.is_empty() || dropped > 0)
             .then_some(Error::MutationsFailed { failures, dropped })
@@ -310,7 +343,7 @@ struct Writer {
     listener: Option<FailureListener>,
     write_buffer_size: usize,
     max_mutations: usize,
-    max_failures_kept: usize,
+    kept_bound: KeptBound,
     state: Mutex<State>,
     /// Signalled whenever mutations of this mutator are answered.
     progress: Notify,
@@ -389,7 +422,7 @@ impl Writer {
                 ));
             }
             let failed = FailedMutation::new(b.mutation, self.closed_error(reason));
-            st.failures.push(failed, self.max_failures_kept);
+            st.failures.push(failed, self.kept_bound);
         }
         // Under this mutator's lock: no unstalling here (it cuts every mutator, this one too).
         let _ = self.budget.release(bytes, true);
@@ -405,11 +438,11 @@ impl Writer {
         if self.listener.is_some() {
             let f = FailedMutation::new(mutation(), error);
             self.tell(&f);
-            self.lock().failures.push(f, self.max_failures_kept);
+            self.lock().failures.push(f, self.kept_bound);
         } else {
-            self.lock().failures.keep(self.max_failures_kept, || {
-                FailedMutation::new(mutation(), error)
-            });
+            self.lock()
+                .failures
+                .keep(self.kept_bound, || FailedMutation::new(mutation(), error));
         }
     }
 
@@ -565,9 +598,14 @@ impl BufferedMutator {
                 .max_mutations
                 .or(c.write_buffer_max_mutations)
                 .unwrap_or(usize::MAX),
-            max_failures_kept: config
-                .max_failures_kept
-                .unwrap_or(DEFAULT_MAX_FAILURES_KEPT),
+            kept_bound: KeptBound {
+                failures: config
+                    .max_failures_kept
+                    .unwrap_or(DEFAULT_MAX_FAILURES_KEPT),
+                bytes: config
+                    .max_failure_bytes_kept
+                    .unwrap_or(DEFAULT_MAX_FAILURE_BYTES_KEPT),
+            },
             state: Mutex::new(State::default()),
             progress: Notify::new(),
         });
@@ -812,8 +850,12 @@ mod tests {
     fn a_failure_past_the_kept_limit_is_not_built() {
         let mut log = FailureLog::default();
         let mut built = 0;
+        let bound = KeptBound {
+            failures: 2,
+            bytes: usize::MAX,
+        };
         for _ in 0..5 {
-            log.keep(2, || {
+            log.keep(bound, || {
                 built += 1;
                 FailedMutation::new(
                     Put::new("r").add("f", "q", "v").into(),
@@ -828,6 +870,40 @@ mod tests {
             }
             other => panic!("expected MutationsFailed, got {other:?}"),
         }
+    }
+
+    /// The byte bound: failures are kept while those kept before hold less than it (the last
+    /// one kept may pass it), later ones counted without being built; a flush that returns
+    /// them starts the count again.
+    #[test]
+    fn failures_are_kept_while_their_bytes_are_under_the_bound() {
+        let put = || Put::new("r").add("f", "q", vec![0u8; 1000]);
+        let one = Mutation::from(put()).memory_size();
+        let bound = KeptBound {
+            failures: usize::MAX,
+            bytes: 2 * one + 1,
+        };
+        let mut log = FailureLog::default();
+        let mut built = 0;
+        let mut fail = |log: &mut FailureLog| {
+            log.keep(bound, || {
+                built += 1;
+                FailedMutation::new(put().into(), Error::InvalidInput("refused".into()))
+            })
+        };
+        for _ in 0..5 {
+            fail(&mut log);
+        }
+        let kept = |log: &mut FailureLog| match log.take() {
+            Some(Error::MutationsFailed { failures, dropped }) => (failures.len(), dropped),
+            other => panic!("expected MutationsFailed, got {other:?}"),
+        };
+        // 0 and `one` bytes kept before the first two, `2 * one` (under the bound) before
+        // the third, which takes the count past it.
+        assert_eq!(kept(&mut log), (3, 2));
+        fail(&mut log);
+        assert_eq!(kept(&mut log), (1, 0));
+        assert_eq!(built, 4);
     }
 
     /// The bound on cut bytes is memory: buffers like the last cut, whose memory is less than
