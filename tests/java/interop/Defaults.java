@@ -14,6 +14,16 @@
 //   NAME <tab> VALUE, one line each, NAME the property (or a name of ours for a value without
 //   one); durations in ms, sizes in bytes.
 //
+// tests/java/interop/run --program Defaults.java site FILE
+//   The same lines, from HBaseConfiguration.create() with FILE added after it
+//   (conf.addResource(new Path(FILE)), as a user's hbase-site.xml on top of the defaults; the
+//   oracle of configured_values_are_read_as_the_java_client_reads_them). A line whose value
+//   Java fails to resolve (a NumberFormatException out of Configuration.getInt, say, or out
+//   of the constructor of the class that reads it) is NAME <tab> ERROR <the innermost
+//   exception's class>; every line of a class whose constructor fails says so. A file Hadoop
+//   cannot read at all fails the first line that reads the configuration, and with it every
+//   other line (the Configuration throws the same error on each read).
+//
 // tests/java/interop/run --program Defaults.java keyvalue CASE...
 //   CASE is MAX:ROW:FAMILY:QUALIFIER:VALUE[,VALUE...]: a Put of a ROW-byte row with one cell
 //   per VALUE (a VALUE-byte value, a FAMILY-byte family and a QUALIFIER-byte qualifier, the
@@ -41,93 +51,141 @@ public class Defaults {
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
       case "defaults":
-        defaults();
+        resolved(HBaseConfiguration.create());
+        break;
+      case "site":
+        Configuration conf = HBaseConfiguration.create();
+        conf.addResource(new org.apache.hadoop.fs.Path(args[1]));
+        resolved(conf);
         break;
       case "keyvalue":
         keyvalue(args);
         break;
       default:
-        throw new IllegalArgumentException("mode defaults or keyvalue, not " + args[0]);
+        throw new IllegalArgumentException("mode defaults, site or keyvalue, not " + args[0]);
     }
   }
 
-  static void defaults() throws Exception {
-    Configuration conf = HBaseConfiguration.create();
-
+  // Every line of `defaults` and `site`, as the Java client resolves it from `conf`.
+  static void resolved(Configuration conf) {
     // What the async client (AsyncConnectionImpl's connConf) reads.
-    Object async = construct("org.apache.hadoop.hbase.client.AsyncConnectionConfiguration", conf);
-    print("hbase.client.retries.number", call(async, "getMaxRetries"));
+    Once async = new Once(
+        () -> construct("org.apache.hadoop.hbase.client.AsyncConnectionConfiguration", conf));
+    print("hbase.client.retries.number", () -> call(async.get(), "getMaxRetries"));
     // The attempts that make: ConnectionUtils.retries2Attempts, as the retrying callers count.
-    Method attempts = method("org.apache.hadoop.hbase.client.ConnectionUtils", "retries2Attempts", int.class);
-    print("attempts", attempts.invoke(null, call(async, "getMaxRetries")));
-    print("hbase.client.pause", ms(call(async, "getPauseNs")));
-    print("hbase.client.pause.server.overloaded", ms(call(async, "getPauseNsForServerOverloaded")));
-    print("hbase.rpc.timeout", ms(call(async, "getRpcTimeoutNs")));
-    print("hbase.client.operation.timeout", ms(call(async, "getOperationTimeoutNs")));
-    print("hbase.client.write.buffer", call(async, "getWriteBufferSize"));
+    print("attempts", () -> method("org.apache.hadoop.hbase.client.ConnectionUtils",
+        "retries2Attempts", int.class).invoke(null, call(async.get(), "getMaxRetries")));
+    print("hbase.client.pause", () -> ms(call(async.get(), "getPauseNs")));
+    print("hbase.client.pause.server.overloaded",
+        () -> ms(call(async.get(), "getPauseNsForServerOverloaded")));
+    print("hbase.rpc.timeout", () -> ms(call(async.get(), "getRpcTimeoutNs")));
+    print("hbase.client.operation.timeout", () -> ms(call(async.get(), "getOperationTimeoutNs")));
+    print("hbase.client.write.buffer", () -> call(async.get(), "getWriteBufferSize"));
     print("hbase.client.write.buffer.periodicflush.timeout.ms",
-        ms(call(async, "getWriteBufferPeriodicFlushTimeoutNs")));
-    print("hbase.client.write.buffer.maxmutations", call(async, "getBufferedMutatorMaxMutations"));
-    print("hbase.client.keyvalue.maxsize", call(async, "getMaxKeyValueSize"));
-    print("hbase.client.scanner.caching", call(async, "getScannerCaching"));
-    print("hbase.client.scanner.max.result.size", call(async, "getScannerMaxResultSize"));
+        () -> ms(call(async.get(), "getWriteBufferPeriodicFlushTimeoutNs")));
+    print("hbase.client.write.buffer.maxmutations",
+        () -> call(async.get(), "getBufferedMutatorMaxMutations"));
+    print("hbase.client.keyvalue.maxsize", () -> call(async.get(), "getMaxKeyValueSize"));
+    print("hbase.client.scanner.caching", () -> call(async.get(), "getScannerCaching"));
+    print("hbase.client.scanner.max.result.size",
+        () -> call(async.get(), "getScannerMaxResultSize"));
 
     // How batches and buffered mutators cut and pace their Multi requests (2.x's AsyncProcess).
-    Object requests = construct("org.apache.hadoop.hbase.client.SimpleRequestController", conf);
-    print("hbase.client.max.perrequest.heapsize", field(requests, "maxHeapSizePerRequest"));
-    print("hbase.client.max.perrequest.rows", field(requests, "maxRowsPerRequest"));
-    print("hbase.client.max.perserver.tasks", field(requests, "maxConcurrentTasksPerServer"));
-    print("hbase.client.max.perregion.tasks", field(requests, "maxConcurrentTasksPerRegion"));
+    Once requests = new Once(
+        () -> construct("org.apache.hadoop.hbase.client.SimpleRequestController", conf));
+    print("hbase.client.max.perrequest.heapsize",
+        () -> field(requests.get(), "maxHeapSizePerRequest"));
+    print("hbase.client.max.perrequest.rows", () -> field(requests.get(), "maxRowsPerRequest"));
+    print("hbase.client.max.perserver.tasks",
+        () -> field(requests.get(), "maxConcurrentTasksPerServer"));
+    print("hbase.client.max.perregion.tasks",
+        () -> field(requests.get(), "maxConcurrentTasksPerRegion"));
 
     // AsyncNonMetaRegionLocator's constructor (it needs a connection): its two lookups.
     String locator = "org.apache.hadoop.hbase.client.AsyncNonMetaRegionLocator";
     print("hbase.client.meta.max.concurrent.locate.per.table",
-        lookup(conf, locator, "MAX_CONCURRENT_LOCATE_REQUEST_PER_TABLE"));
-    print("hbase.client.locate.prefetch.limit", lookup(conf, locator, "LOCATE_PREFETCH_LIMIT"));
+        () -> lookup(conf, locator, "MAX_CONCURRENT_LOCATE_REQUEST_PER_TABLE"));
+    print("hbase.client.locate.prefetch.limit",
+        () -> lookup(conf, locator, "LOCATE_PREFETCH_LIMIT"));
 
     // The RPC client's failed-server memory, and its connect timeout (AbstractRpcClient's
     // constructor: conf.getInt(SOCKET_TIMEOUT_CONNECT, DEFAULT_SOCKET_TIMEOUT_CONNECT)).
-    Object failed = construct("org.apache.hadoop.hbase.ipc.FailedServers", conf);
-    print("hbase.ipc.client.failed.servers.expiry", field(failed, "recheckServersTimeout"));
+    print("hbase.ipc.client.failed.servers.expiry", () -> field(
+        construct("org.apache.hadoop.hbase.ipc.FailedServers", conf), "recheckServersTimeout"));
     String rpcClient = "org.apache.hadoop.hbase.ipc.RpcClient";
     print("hbase.ipc.client.socket.timeout.connect",
-        lookup(conf, rpcClient, "SOCKET_TIMEOUT_CONNECT"));
+        () -> lookup(conf, rpcClient, "SOCKET_TIMEOUT_CONNECT"));
 
     // ReadOnlyZKClient's constructor: conf.getInt(ZK_SESSION_TIMEOUT, DEFAULT_ZK_SESSION_TIMEOUT).
     print("zookeeper.session.timeout",
-        conf.getInt(HConstants.ZK_SESSION_TIMEOUT, HConstants.DEFAULT_ZK_SESSION_TIMEOUT));
+        () -> conf.getInt(HConstants.ZK_SESSION_TIMEOUT, HConstants.DEFAULT_ZK_SESSION_TIMEOUT));
 
     // The RPC registry's refresher of the bootstrap nodes, as RpcConnectionRegistry creates it.
-    print("hbase.client.bootstrap.refresh_interval_secs", bootstrapRefreshMs(conf) / 1000);
+    print("hbase.client.bootstrap.refresh_interval_secs", () -> bootstrapRefreshMs(conf) / 1000);
 
     // The backoff: HConstants.RETRY_BACKOFF, and ConnectionUtils.getPauseTime (the pause before
     // retry n is getPauseTime(pause, n - 1) in every retrying caller).
-    print("RETRY_BACKOFF",
-        Arrays.stream(HConstants.RETRY_BACKOFF).mapToObj(Integer::toString).collect(Collectors.joining(",")));
+    print("RETRY_BACKOFF", () -> Arrays.stream(HConstants.RETRY_BACKOFF)
+        .mapToObj(Integer::toString).collect(Collectors.joining(",")));
     // Pause before each retry n = 1..retries as a multiple of the base pause (the smallest of
     // 1,000 draws, so the jitter rounds away), and the jitter's range over 100,000 draws, in
     // 0.1% of the pause.
-    long base = (Long) call(async, "getPauseNs");
-    int retries = (Integer) call(async, "getMaxRetries");
-    List<String> schedule = new ArrayList<>();
-    double lowest = Double.MAX_VALUE;
-    double highest = 0;
-    for (int retry = 1; retry <= retries; retry++) {
-      long min = Long.MAX_VALUE;
-      for (int i = 0; i < 1000; i++) {
-        min = Math.min(min, pauseTime(base, retry - 1));
+    Once backoff = new Once(() -> {
+      long base = (Long) call(async.get(), "getPauseNs");
+      int retries = (Integer) call(async.get(), "getMaxRetries");
+      List<String> schedule = new ArrayList<>();
+      double lowest = Double.MAX_VALUE;
+      double highest = 0;
+      for (int retry = 1; retry <= retries; retry++) {
+        long min = Long.MAX_VALUE;
+        for (int i = 0; i < 1000; i++) {
+          min = Math.min(min, pauseTime(base, retry - 1));
+        }
+        long multiple = min / base;
+        schedule.add(Long.toString(multiple));
+        for (int i = 0; i < 100_000 / retries; i++) {
+          long normal = base * multiple;
+          double jitter = (double) (pauseTime(base, retry - 1) - normal) / normal;
+          lowest = Math.min(lowest, jitter);
+          highest = Math.max(highest, jitter);
+        }
       }
-      long multiple = min / base;
-      schedule.add(Long.toString(multiple));
-      for (int i = 0; i < 100_000 / retries; i++) {
-        long normal = base * multiple;
-        double jitter = (double) (pauseTime(base, retry - 1) - normal) / normal;
-        lowest = Math.min(lowest, jitter);
-        highest = Math.max(highest, jitter);
-      }
+      return new String[] { String.join(",", schedule),
+          String.format("%.1f%%..%.1f%%", lowest * 100, highest * 100) };
+    });
+    print("backoff.schedule", () -> ((String[]) backoff.get())[0]);
+    print("backoff.jitter", () -> ((String[]) backoff.get())[1]);
+  }
+
+  // A value one or more lines print, resolved once: the value, or the same failure each time.
+  interface Resolve {
+    Object get() throws Exception;
+  }
+
+  static final class Once {
+    private final Resolve resolve;
+    private boolean done;
+    private Object value;
+    private Exception failure;
+
+    Once(Resolve resolve) {
+      this.resolve = resolve;
     }
-    print("backoff.schedule", String.join(",", schedule));
-    print("backoff.jitter", String.format("%.1f%%..%.1f%%", lowest * 100, highest * 100));
+
+    Object get() throws Exception {
+      if (!done) {
+        done = true;
+        try {
+          value = resolve.get();
+        } catch (Exception e) {
+          failure = e;
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      return value;
+    }
   }
 
   // The Java client's pause before retry tries + 1 (ConnectionUtils.getPauseTime).
@@ -216,8 +274,20 @@ public class Defaults {
     return bytes;
   }
 
-  static void print(String name, Object value) {
-    System.out.println(name + "\t" + value);
+  // NAME <tab> the value, or NAME <tab> ERROR <class> when resolving it throws (the innermost
+  // cause of reflection's and the constructors' wrapping exceptions).
+  static void print(String name, Resolve value) {
+    String shown;
+    try {
+      shown = String.valueOf(value.get());
+    } catch (Exception | Error e) {
+      Throwable cause = e;
+      while (cause.getCause() != null && cause.getCause() != cause) {
+        cause = cause.getCause();
+      }
+      shown = "ERROR " + cause.getClass().getName();
+    }
+    System.out.println(name + "\t" + shown);
   }
 
   static long ms(Object nanos) {
