@@ -646,7 +646,7 @@ fn ycsb_bad_command_lines_fail_with_the_property_named() {
         ("run memory -P workloada -p hdrhistogram.percentiles=50,101", "hdrhistogram.percentiles"),
         ("run memory -P workloada -p measurementtype=bins", "measurementtype"),
         ("run memory -P workloads/nonexistent", "does not exist"),
-        ("load --zk 127.0.0.1:1 -P workloada -p hbase.client.retries.number=-3", "hbase.client.retries.number"),
+        ("load --zk 127.0.0.1:1 -P workloada -p hbase.client.retries.number=2147483648", "hbase.client.retries.number=\"2147483648\" is not a number"),
         ("load --zk 127.0.0.1:1 -P workloada -p hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry", "needs hbase.client.bootstrap.servers"),
         ("load -P workloada -p hbase.client.registry.impl=com.example.Registry", "hbase.client.registry.impl=com.example.Registry"),
         ("load -P workloada -p hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry -p hbase.client.bootstrap.servers=m1", "hbase.client.bootstrap.servers"),

@@ -12,7 +12,7 @@
 //! | `zookeeper.znode.parent` | [`ClientConfigBuilder::znode_parent`] (default `/hbase`) |
 //! | `hbase.rpc.timeout` (ms) | [`ClientConfigBuilder::rpc_timeout`] |
 //! | `hbase.client.operation.timeout` (ms) | [`ClientConfigBuilder::operation_timeout`] |
-//! | `hbase.client.retries.number` | [`ClientConfigBuilder::retries`] |
+//! | `hbase.client.retries.number` (below 0: no retries, as Java's max(1, retries + 1) attempts) | [`ClientConfigBuilder::retries`] |
 //! | `hbase.client.pause` (ms) | [`ClientConfigBuilder::pause`] |
 //! | `hbase.client.pause.server.overloaded` (ms; else the deprecated `hbase.client.pause.cqtbe`) | [`ClientConfigBuilder::pause_server_overloaded`] |
 //! | `hbase.client.write.buffer` (bytes) | [`ClientConfigBuilder::write_buffer_size`] |
@@ -25,6 +25,10 @@
 //! | `hbase.client.scanner.caching` | [`ClientConfigBuilder::scanner_caching`] |
 //! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
 //! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
+//! | `hbase.client.locate.prefetch.limit` | [`ClientConfigBuilder::meta_prefetch`] |
+//! | `hbase.ipc.client.failed.servers.expiry` (ms; 0: off) | [`ClientConfigBuilder::failed_server_expiry`] |
+//! | `hbase.ipc.client.socket.timeout.connect` (ms) | [`ClientConfigBuilder::connect_timeout`] |
+//! | `zookeeper.session.timeout` (ms) | [`ClientConfigBuilder::zk_session_timeout`] |
 //! | `hbase.client.rpc.compressor` | [`ClientConfigBuilder::cellblock_compression`] (`SnappyCodec`) |
 //! | `hbase.client.registry.impl` | [`ClientConfigBuilder::registry`]: `…ZKConnectionRegistry` (default) → [`Registry::ZooKeeper`]; `…RpcConnectionRegistry` or `…MasterRegistry` → [`Registry::Rpc`] |
 //! | `hbase.client.bootstrap.servers` (else `hbase.masters`) | [`ClientConfigBuilder::bootstrap_servers`]: the RPC registry's servers, `host:port,…` |
@@ -38,12 +42,41 @@
 //! | `hbase.rpc.tls.keystore.location` | with TLS: a client certificate and its key in one PEM file (optional) |
 //! | `hbase.rpc.tls.truststore.type`, `hbase.rpc.tls.keystore.type` | `PEM` only (JKS and PKCS12 stores are an error: convert them with `keytool`/`openssl`) |
 //!
+//! Numbers are read as the Java client reads them, each as the Java `int` or `long` it reads
+//! it as (Hadoop's `getInt` or `getLong`; `tests/hbase_site.rs` compares the typed values of
+//! the files of `tests/hbase_site/configured/` with what hbase-shaded-client resolves from
+//! them): spaces, tabs and line breaks around them are trimmed, `0x…` (after an optional `-`)
+//! is hexadecimal, a decimal number may have a `+` or `-`, and a value that is not such a
+//! number of the type, a blank one too (spaces only; `<value></value>` sets nothing), is an
+//! [`Error::InvalidInput`] naming the property (where Java throws a `NumberFormatException`). The bounds are ours: a value Java
+//! would take but that breaks a client (a timeout of 0, a write buffer of 0 bytes) is refused,
+//! naming the property. The deprecated `hbase.client.pause.cqtbe` counts only when
+//! `hbase.client.pause.server.overloaded` is unset, wherever each is in the file, as in Java
+//! (HBase reads the two names in turn; no client property is among the names HBase or Hadoop
+//! map to others by `Configuration.addDeprecations`). The Java client of 2.6 no longer reads
+//! `hbase.regionserver.lease.period` (the old name of `hbase.client.scanner.timeout.period`);
+//! this client has no scanner timeout setting and reads neither.
+//!
+//! Differences we keep, each asserted by that test: a negative `hbase.client.retries.number` is
+//! 0 retries here, where Java keeps the negative number (both make one attempt);
+//! `hbase.client.write.buffer.periodicflush.timeout.ms` is milliseconds here, as
+//! `hbase-default.xml` documents it and Java's blocking `BufferedMutator` reads it, where
+//! Java's async client (2.6.4) keeps the number as nanoseconds; an external entity (below);
+//! two settings the Java client reads are not read here, their values fixed:
+//! `hbase.client.meta.max.concurrent.locate.per.table` (8, Java's default) and
+//! `hbase.client.bootstrap.refresh_interval_secs` (300, Java's default).
+//!
 //! The file is read as Hadoop's `Configuration` reads it (`tests/hbase_site.rs` runs Hadoop's
 //! beside this on the cases of `tests/hbase_site/`): names are trimmed, values are kept as
 //! written (the client properties trim them before use), a property without a value is not
 //! set, and a property marked `<final>true</final>` keeps its first value (one without a value
 //! too: the name is final, with no value). Hadoop does not check the file's structure: it
 //! reads `<property>` elements wherever they are, under any root element, and so does this.
+//! A `<!DOCTYPE …>` is read as there, and the entities its internal subset declares are
+//! expanded; an external entity (`<!ENTITY x SYSTEM "file">`), whose file or URL Hadoop reads
+//! into the value, is refused here, naming the entity (this client reads no file an entity
+//! names). Default attributes declared in the internal subset (`<!ATTLIST …>`), which Hadoop's
+//! parser applies, are not applied here.
 //!
 //! XInclude is read as Hadoop reads it (`tests/hbase_site/xinclude/`): `<xi:include
 //! href="other.xml"/>` reads that file in place, its properties where the include is. A
@@ -76,7 +109,7 @@ use crate::security::{Kerberos, Protection, Tls};
 mod xml;
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 35] = [
+pub const HONOURED_PROPERTIES: [&str; 39] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -96,6 +129,10 @@ pub const HONOURED_PROPERTIES: [&str; 35] = [
     "hbase.client.scanner.caching",
     "hbase.client.scanner.max.result.size",
     "hbase.client.keyvalue.maxsize",
+    "hbase.client.locate.prefetch.limit",
+    "hbase.ipc.client.failed.servers.expiry",
+    "hbase.ipc.client.socket.timeout.connect",
+    "zookeeper.session.timeout",
     "hbase.client.rpc.compressor",
     "hbase.client.registry.impl",
     "hbase.client.bootstrap.servers",
@@ -171,6 +208,63 @@ fn env_with_default(spec: &str) -> Option<String> {
     }
     let (name, default) = (&spec[..at], &spec[at + 1..]);
     Some(std::env::var(name).unwrap_or_else(|_| default.to_string()))
+}
+
+/// The Java type the Java client reads a number as: Hadoop's `getInt` or `getLong`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Java {
+    Int,
+    Long,
+}
+
+impl Java {
+    fn type_name(self) -> &'static str {
+        match self {
+            Java::Int => "int",
+            Java::Long => "long",
+        }
+    }
+
+    fn min(self) -> i64 {
+        match self {
+            Java::Int => i32::MIN.into(),
+            Java::Long => i64::MIN,
+        }
+    }
+
+    fn max(self) -> i64 {
+        match self {
+            Java::Int => i32::MAX.into(),
+            Java::Long => i64::MAX,
+        }
+    }
+}
+
+/// `value` as Hadoop's `Configuration.getInt` / `getLong` reads it (`tests/hbase_site.rs`
+/// runs the Java client beside this): the characters up to the space trimmed at both ends
+/// (Java's `String.trim`: spaces, tabs, line breaks and other control characters), then
+/// `0x` or `0X` after an optional `-` is hexadecimal (`-0x10` is -16; no `+` before the
+/// `0x`), else a decimal number with an optional `+` or `-`; it must fit the Java type.
+/// `None` where Java throws a `NumberFormatException`, an empty value included. (Java's
+/// parser also takes the digits of other scripts, such as `٣`; only ASCII digits are taken
+/// here.)
+fn java_integer(value: &str, java: Java) -> Option<i64> {
+    let trimmed = value.trim_matches(|c: char| c <= ' ');
+    let (negative, unsigned) = match trimmed.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, trimmed),
+    };
+    let (digits, radix) = match unsigned
+        .strip_prefix("0x")
+        .or_else(|| unsigned.strip_prefix("0X"))
+    {
+        Some(hex) if negative => (format!("-{hex}"), 16),
+        Some(hex) => (hex.to_string(), 16),
+        None => (trimmed.to_string(), 10),
+    };
+    i64::from_str_radix(&digits, radix)
+        .ok()
+        .filter(|n| (java.min()..=java.max()).contains(n))
 }
 
 impl HbaseSite {
@@ -292,43 +386,56 @@ impl HbaseSite {
         HONOURED_PROPERTIES.contains(&name)
     }
 
-    fn number<T: std::str::FromStr>(&self, name: &str, what: &str) -> Result<Option<T>> {
-        match self.get(name)? {
-            None => Ok(None),
-            Some(v) if v.trim().is_empty() => Ok(None),
-            Some(v) => v
-                .trim()
-                .parse::<T>()
-                .map(Some)
-                .map_err(|_| invalid(format!("{name}={v:?} is not {what}"))),
+    /// The value of `name` as the Java client reads it with Hadoop's `getInt` (`java` is
+    /// [`Java::Int`]) or `getLong` ([`Java::Long`]): see [`java_integer`]. `None` when unset; a
+    /// value that is no such number (an empty one too) is an [`Error::InvalidInput`] naming
+    /// the property, where Java throws a `NumberFormatException`.
+    fn integer(&self, name: &str, java: Java) -> Result<Option<i64>> {
+        let Some(v) = self.get(name)? else {
+            return Ok(None);
+        };
+        match java_integer(&v, java) {
+            Some(n) => Ok(Some(n)),
+            None => Err(invalid(format!(
+                "{name}={v:?} is not a number (the Java client reads it as a Java {}: decimal \
+                 or 0x hexadecimal, with an optional sign, from {} to {})",
+                java.type_name(),
+                java.min(),
+                java.max()
+            ))),
         }
     }
 
-    fn millis(&self, name: &str, allow_zero: bool) -> Result<Option<Duration>> {
-        let what = if allow_zero {
-            "a number of milliseconds (0 or more)"
-        } else {
-            "a number of milliseconds above 0"
-        };
-        match self.number::<u64>(name, what)? {
-            Some(0) if !allow_zero => Err(invalid(format!("{name}=0 is not {what}"))),
-            other => Ok(other.map(Duration::from_millis)),
+    /// [`integer`](Self::integer), refused below `least` (`what` says what the value is).
+    fn at_least(&self, name: &str, java: Java, least: i64, what: &str) -> Result<Option<i64>> {
+        match self.integer(name, java)? {
+            Some(n) if n < least => Err(invalid(format!("{name}={n} is not {what}"))),
+            other => Ok(other),
         }
+    }
+
+    /// Milliseconds, read as [`integer`](Self::integer) reads them; 0 too when `allow_zero`.
+    fn millis(&self, name: &str, java: Java, allow_zero: bool) -> Result<Option<Duration>> {
+        let (least, what) = if allow_zero {
+            (0, "a number of milliseconds (0 or more)")
+        } else {
+            (1, "a number of milliseconds above 0")
+        };
+        Ok(self
+            .at_least(name, java, least, what)?
+            .map(|n| Duration::from_millis(n as u64)))
     }
 
     /// The ZooKeeper connect string: `host:port,…[/chroot]`.
     pub fn zk_quorum(&self) -> Result<String> {
-        let port: u16 = match self.number::<u16>(
-            "hbase.zookeeper.property.clientPort",
-            "a port number (1 to 65535)",
-        )? {
-            Some(0) => {
-                return Err(invalid(
-                    "hbase.zookeeper.property.clientPort=0 is not a port number (1 to 65535)"
-                        .into(),
-                ))
+        let port_name = "hbase.zookeeper.property.clientPort";
+        let port = match self.integer(port_name, Java::Int)? {
+            Some(p) if (1..=65535).contains(&p) => p as u16,
+            Some(p) => {
+                return Err(invalid(format!(
+                    "{port_name}={p} is not a port number (1 to 65535)"
+                )))
             }
-            Some(p) => p,
             None => 2181,
         };
         let quorum = self
@@ -380,92 +487,97 @@ impl HbaseSite {
             }
             b = b.znode_parent(parent);
         }
-        if let Some(t) = self.millis("hbase.rpc.timeout", false)? {
+        // Each as the Java client reads it (`Java::Int`: Hadoop's getInt, `Java::Long`: its
+        // getLong); the bounds are ours, where Java would take a value that breaks a client.
+        if let Some(t) = self.millis("hbase.rpc.timeout", Java::Int, false)? {
             b = b.rpc_timeout(t);
         }
-        if let Some(t) = self.millis("hbase.client.operation.timeout", false)? {
+        if let Some(t) = self.millis("hbase.client.operation.timeout", Java::Int, false)? {
             b = b.operation_timeout(t);
         }
-        if let Some(n) = self.number::<u32>(
-            "hbase.client.retries.number",
-            "a number of retries (0 or more)",
-        )? {
-            b = b.retries(n);
+        if let Some(n) = self.integer("hbase.client.retries.number", Java::Int)? {
+            // Java's callers make max(1, retries + 1) attempts: a negative count is no retries.
+            b = b.retries(n.max(0) as u32);
         }
-        if let Some(t) = self.millis("hbase.client.pause", true)? {
+        if let Some(t) = self.millis("hbase.client.pause", Java::Long, true)? {
             b = b.pause(t);
         }
-        // As Java's ConnectionConfiguration: the new name, else the one deprecated in 2.5.
-        let overloaded = match self.millis("hbase.client.pause.server.overloaded", true)? {
-            Some(t) => Some(t),
-            None => self.millis("hbase.client.pause.cqtbe", true)?,
-        };
+        // As Java's ConnectionConfiguration: the new name, else the one deprecated in 2.5
+        // (wherever each is in the file: the names are read in this order, not merged).
+        let overloaded =
+            match self.millis("hbase.client.pause.server.overloaded", Java::Long, true)? {
+                Some(t) => Some(t),
+                None => self.millis("hbase.client.pause.cqtbe", Java::Long, true)?,
+            };
         if let Some(t) = overloaded {
             b = b.pause_server_overloaded(t);
         }
         let positive = "a number above 0";
-        if let Some(n) = self.number::<usize>("hbase.client.write.buffer", positive)? {
-            if n == 0 {
-                return Err(invalid(format!(
-                    "hbase.client.write.buffer=0 is not {positive}"
-                )));
-            }
-            b = b.write_buffer_size(n);
+        if let Some(n) = self.at_least("hbase.client.write.buffer", Java::Long, 1, positive)? {
+            b = b.write_buffer_size(usize::try_from(n).unwrap_or(usize::MAX));
         }
-        if let Some(t) = self.millis("hbase.client.write.buffer.periodicflush.timeout.ms", true)? {
+        let flush = "hbase.client.write.buffer.periodicflush.timeout.ms";
+        if let Some(t) = self.millis(flush, Java::Long, true)? {
             b = b.write_buffer_periodic_flush(Some(t));
         }
-        if let Some(n) = self.number::<i64>(
-            "hbase.client.write.buffer.maxmutations",
-            "a number of mutations",
-        )? {
+        if let Some(n) = self.integer("hbase.client.write.buffer.maxmutations", Java::Int)? {
             // HBase: -1 (or any value of 0 or less) means no count limit.
             b = b.write_buffer_max_mutations((n > 0).then_some(n as usize));
         }
-        for (name, set) in [
+        for (name, java, set) in [
             (
                 "hbase.client.max.perserver.tasks",
+                Java::Int,
                 ClientConfigBuilder::max_tasks_per_server as fn(_, _) -> _,
             ),
             (
                 "hbase.client.max.perregion.tasks",
+                Java::Int,
                 ClientConfigBuilder::max_tasks_per_region,
             ),
             (
                 "hbase.client.max.perrequest.heapsize",
+                Java::Long,
                 ClientConfigBuilder::max_request_size,
             ),
             (
                 "hbase.client.max.perrequest.rows",
+                Java::Long,
                 ClientConfigBuilder::max_request_rows,
             ),
         ] {
-            if let Some(n) = self.number::<usize>(name, positive)? {
-                if n == 0 {
-                    return Err(invalid(format!("{name}=0 is not {positive}")));
-                }
-                b = set(b, n);
+            // Java's SimpleRequestController refuses 0 and below too.
+            if let Some(n) = self.at_least(name, java, 1, positive)? {
+                b = set(b, usize::try_from(n).unwrap_or(usize::MAX));
             }
         }
-        if let Some(n) = self.number::<i64>("hbase.client.scanner.caching", "a number of rows")? {
-            if n < 1 {
-                return Err(invalid(format!(
-                    "hbase.client.scanner.caching={n} is not a number of rows above 0"
-                )));
-            }
-            b = b.scanner_caching(n.min(u32::MAX as i64) as u32);
+        let rows = "a number of rows above 0";
+        if let Some(n) = self.at_least("hbase.client.scanner.caching", Java::Int, 1, rows)? {
+            b = b.scanner_caching(n as u32);
         }
-        if let Some(n) = self.number::<i64>("hbase.client.scanner.max.result.size", positive)? {
-            if n < 1 {
-                return Err(invalid(format!(
-                    "hbase.client.scanner.max.result.size={n} is not {positive}"
-                )));
-            }
+        let size = "hbase.client.scanner.max.result.size";
+        if let Some(n) = self.at_least(size, Java::Long, 1, positive)? {
             b = b.scanner_max_result_size(n as u64);
         }
-        if let Some(n) = self.number::<i64>("hbase.client.keyvalue.maxsize", "a number of bytes")? {
+        if let Some(n) = self.integer("hbase.client.keyvalue.maxsize", Java::Int)? {
             // HBase: a value of 0 or less turns the client-side check off.
             b = b.keyvalue_max_size(if n <= 0 { usize::MAX } else { n as usize });
+        }
+        let regions = "a number of regions above 0";
+        let prefetch = "hbase.client.locate.prefetch.limit";
+        if let Some(n) = self.at_least(prefetch, Java::Int, 1, regions)? {
+            b = b.meta_prefetch(n as u32);
+        }
+        let expiry = "hbase.ipc.client.failed.servers.expiry";
+        if let Some(t) = self.millis(expiry, Java::Int, true)? {
+            b = b.failed_server_expiry(t);
+        }
+        let connect = "hbase.ipc.client.socket.timeout.connect";
+        if let Some(t) = self.millis(connect, Java::Int, false)? {
+            b = b.connect_timeout(t);
+        }
+        if let Some(t) = self.millis("zookeeper.session.timeout", Java::Int, false)? {
+            b = b.zk_session_timeout(t);
         }
         if let Some(codec) = self.get("hbase.client.rpc.compressor")? {
             let codec = codec.trim();
@@ -871,8 +983,28 @@ mod tests {
                 "hbase.client.operation.timeout",
             ),
             (
-                vec![("hbase.client.retries.number", "-1")],
-                "hbase.client.retries.number",
+                vec![("hbase.client.retries.number", "2147483648")],
+                "hbase.client.retries.number=\"2147483648\" is not a number",
+            ),
+            (
+                vec![("hbase.client.write.buffer", "  ")],
+                "hbase.client.write.buffer=\"  \" is not a number",
+            ),
+            (
+                vec![("hbase.client.locate.prefetch.limit", "0")],
+                "hbase.client.locate.prefetch.limit=0",
+            ),
+            (
+                vec![("hbase.ipc.client.socket.timeout.connect", "0")],
+                "hbase.ipc.client.socket.timeout.connect=0",
+            ),
+            (
+                vec![("zookeeper.session.timeout", "-1")],
+                "zookeeper.session.timeout=-1",
+            ),
+            (
+                vec![("hbase.ipc.client.failed.servers.expiry", "-0x1")],
+                "hbase.ipc.client.failed.servers.expiry=-1",
             ),
             (vec![("hbase.client.pause", "1.5")], "hbase.client.pause"),
             (
@@ -922,6 +1054,119 @@ mod tests {
             let m = err(&pairs);
             assert!(m.contains(says), "{pairs:?}: {m}");
         }
+    }
+
+    /// Numbers as Hadoop's getInt and getLong read them (`tests/hbase_site.rs` compares the
+    /// typed values with the Java client's on the files of `tests/hbase_site/configured/`).
+    #[test]
+    fn numbers_are_read_as_javas_get_int_and_get_long() {
+        for (value, int, long) in [
+            ("7", Some(7), Some(7)),
+            (" 7 ", Some(7), Some(7)),
+            ("\n\t  250\r\n", Some(250), Some(250)),
+            ("+5", Some(5), Some(5)),
+            ("-5", Some(-5), Some(-5)),
+            ("0x10", Some(16), Some(16)),
+            ("0X1f", Some(31), Some(31)),
+            ("-0x10", Some(-16), Some(-16)),
+            // After the 0x, Java's parser takes a sign of its own.
+            ("0x+5", Some(5), Some(5)),
+            ("0x-5", Some(-5), Some(-5)),
+            ("2147483647", Some(2147483647), Some(2147483647)),
+            ("-0x80000000", Some(-2147483648), Some(-2147483648)),
+            ("2147483648", None, Some(2147483648)),
+            ("0xffffffff", None, Some(0xffff_ffff)),
+        ] {
+            assert_eq!(java_integer(value, Java::Int), int, "int {value:?}");
+            assert_eq!(java_integer(value, Java::Long), long, "long {value:?}");
+        }
+        // Not numbers to Java either (Java's trim stops at U+0020: a no-break space stays).
+        for value in [
+            "9223372036854775808",
+            "",
+            "   ",
+            "+0x10",
+            "-0x-5",
+            "0x",
+            "-",
+            "1.5",
+            "1e3",
+            "10 000",
+            "10ms",
+            "\u{a0}5",
+        ] {
+            let (int, long) = (
+                java_integer(value, Java::Int),
+                java_integer(value, Java::Long),
+            );
+            assert_eq!((int, long), (None, None), "{value:?}");
+        }
+        // Each property with its Java type: a long property takes a long.
+        let c = config(&[
+            ("hbase.client.write.buffer", "0x100000000"),
+            ("hbase.client.retries.number", " -1 "),
+            ("hbase.client.keyvalue.maxsize", "-0x1"),
+            ("hbase.client.write.buffer.maxmutations", "0"),
+        ])
+        .unwrap();
+        assert_eq!(c.write_buffer_size(), 1 << 32);
+        assert_eq!(c.retries(), 0);
+        assert_eq!(c.keyvalue_max_size(), usize::MAX);
+        assert_eq!(c.write_buffer_max_mutations(), None);
+        let m = err(&[("hbase.rpc.timeout", "0x100000000")]);
+        assert!(m.contains("a Java int"), "{m}");
+    }
+
+    /// The connection settings the Java client reads from the same file.
+    #[test]
+    fn connection_settings() {
+        let c = config(&[
+            ("hbase.client.locate.prefetch.limit", "20"),
+            ("hbase.ipc.client.failed.servers.expiry", "0"),
+            ("hbase.ipc.client.socket.timeout.connect", "3000"),
+            ("zookeeper.session.timeout", "60000"),
+        ])
+        .unwrap();
+        assert_eq!(c.meta_prefetch(), 20);
+        assert_eq!(c.failed_server_expiry(), Duration::ZERO);
+        assert_eq!(c.connect_timeout(), Duration::from_secs(3));
+        assert_eq!(c.zk_session_timeout(), Duration::from_secs(60));
+    }
+
+    /// A `<!DOCTYPE>` is read as Hadoop reads it, the entities of its internal subset
+    /// expanded; an external entity (which Hadoop reads from the file it names) is refused,
+    /// and so is a nest of entities that would expand without bound.
+    #[test]
+    fn document_types_and_entities() {
+        let s = HbaseSite::parse(
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE configuration [<!ENTITY t \"30000\">]>\n\
+             <configuration><property><name>hbase.rpc.timeout</name><value>&t;</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        assert_eq!(s.raw("hbase.rpc.timeout"), Some("30000"));
+        let plain = "<!DOCTYPE configuration><configuration><property><name>a</name>\
+                     <value>b</value></property></configuration>";
+        assert_eq!(HbaseSite::parse(plain).unwrap().raw("a"), Some("b"));
+        let external = "<!DOCTYPE configuration [<!ENTITY t SYSTEM \"/etc/hostname\">]>\
+                        <configuration><property><name>a</name><value>&t;</value></property>\
+                        </configuration>";
+        match HbaseSite::parse(external) {
+            Err(Error::InvalidInput(m)) => {
+                assert!(m.contains("'t'") && m.contains("external entities"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut laughs = String::from("<!DOCTYPE configuration [<!ENTITY l0 \"ha\">");
+        for i in 1..10 {
+            let refs = format!("&l{};", i - 1).repeat(10);
+            laughs.push_str(&format!("<!ENTITY l{i} \"{refs}\">"));
+        }
+        laughs.push_str("]><configuration><property><name>a</name><value>&l9;</value></property></configuration>");
+        assert!(matches!(
+            HbaseSite::parse(&laughs),
+            Err(Error::InvalidInput(_))
+        ));
     }
 
     #[test]

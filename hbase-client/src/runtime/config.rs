@@ -387,7 +387,8 @@ impl ClientConfigBuilder {
     }
 
     /// Limit on establishing one TCP connection (and on the first ZooKeeper session).
-    /// Default 10 s.
+    /// Default 10 s, as Java's `hbase.ipc.client.socket.timeout.connect` (read from
+    /// `hbase-site.xml`).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.connect_timeout = timeout;
         self
@@ -410,13 +411,15 @@ impl ClientConfigBuilder {
 
     /// ZooKeeper session timeout. Default 30 s, where the Java client's
     /// `zookeeper.session.timeout` is 90 s (a difference we keep; the session only reads the
-    /// registry's znodes).
+    /// registry's znodes). The property is read from `hbase-site.xml`.
     pub fn zk_session_timeout(mut self, timeout: Duration) -> Self {
         self.config.zk_session_timeout = timeout;
         self
     }
 
-    /// Retries after the first attempt. Default 15, as in the Java client.
+    /// Retries after the first attempt. Default 15, as in the Java client. From
+    /// `hbase-site.xml`, a negative `hbase.client.retries.number` is 0, as the Java client
+    /// makes one attempt for it (it keeps the negative number itself).
     pub fn retries(mut self, retries: u32) -> Self {
         self.config.retries = retries;
         self
@@ -439,7 +442,8 @@ impl ClientConfigBuilder {
         self
     }
 
-    /// Regions fetched per meta lookup, so neighbours are cached too. Default 10.
+    /// Regions fetched per meta lookup, so neighbours are cached too. Default 10, as Java's
+    /// `hbase.client.locate.prefetch.limit`.
     pub fn meta_prefetch(mut self, regions: u32) -> Self {
         self.config.meta_prefetch = regions.max(1);
         self
@@ -514,7 +518,10 @@ impl ClientConfigBuilder {
 
     /// Mutators flush whatever they buffer every `interval` (default: off; only full buffers,
     /// `flush` and `close` send), as HBase's `hbase.client.write.buffer.periodicflush.timeout.ms`.
-    /// A [`MutatorConfig`](crate::MutatorConfig) may set its own.
+    /// A [`MutatorConfig`](crate::MutatorConfig) may set its own. That property is read as
+    /// milliseconds, as `hbase-default.xml` documents it and Java's blocking `BufferedMutator`
+    /// reads it; Java's async client (2.6.4) keeps the same number as nanoseconds, so that
+    /// there 250 flushes 250 ns after a mutation is buffered (a difference we keep).
     pub fn write_buffer_periodic_flush(mut self, interval: Option<Duration>) -> Self {
         self.config.write_buffer_periodic_flush = interval.filter(|d| !d.is_zero());
         self

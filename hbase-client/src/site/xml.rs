@@ -90,12 +90,32 @@ impl Reading {
     /// The definitions of one document (`path`: its file, if any), each with its own state, as
     /// Hadoop runs a parser of its own for each included file.
     fn document(&mut self, xml: &str, path: Option<&Path>) -> Result<Vec<Definition>> {
-        let doc = roxmltree::Document::parse(xml).map_err(|e| match path {
-            Some(p) => invalid(format!(
-                "{}: not a Hadoop configuration file: {e}",
-                p.display()
-            )),
-            None => invalid(format!("not a Hadoop configuration file: {e}")),
+        // A document type declaration is read as Hadoop reads it (an internal subset's
+        // entities are expanded where they are used), but an external entity is not: Hadoop
+        // reads the file or URL it names, roxmltree never does, and so it is an unknown entity
+        // here, which the error says. roxmltree bounds entity expansion (10 levels, 255
+        // references under one reference), as Hadoop's parser does (100,000 expansions).
+        let options = roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..roxmltree::ParsingOptions::default()
+        };
+        let doc = roxmltree::Document::parse_with_options(xml, options).map_err(|e| {
+            let why = match &e {
+                roxmltree::Error::UnknownEntityReference(name, _) => format!(
+                    "{e} (an entity the file does not define in its <!DOCTYPE> is not read: \
+                     external entities, which Hadoop reads from the file or URL they name, \
+                     are not read here; write the value itself, or `${{{name}}}` with a \
+                     property named {name})"
+                ),
+                _ => e.to_string(),
+            };
+            match path {
+                Some(p) => invalid(format!(
+                    "{}: not a Hadoop configuration file: {why}",
+                    p.display()
+                )),
+                None => invalid(format!("not a Hadoop configuration file: {why}")),
+            }
         })?;
         let mut state = State::default();
         // Document order, as Hadoop's stream of events: a node is opened, its children are
