@@ -208,7 +208,7 @@ fn in_wal_files(cluster: &ProcessCluster, needle: &[u8]) -> bool {
             .flatten()
             .any(|f| {
                 std::fs::read(f.path())
-                    .map(|b| b.windows(needle.len()).any(|w| w == needle))
+                    .map(|b| hbase_it::contains_bytes(&b, needle))
                     .unwrap_or(false)
             })
     })

@@ -247,7 +247,7 @@ fn closes(proxy: &hbase_it::proxy::FaultProxy) -> usize {
         .iter()
         .flat_map(|c| c.recorded())
         .filter(|r| r.method == "Scan" && hbase_it::proxy::proto_bool(&r.param, 5) == Some(true))
-        .filter(|r| !r.param.windows(10).any(|w| w == b"hbase:meta"))
+        .filter(|r| !hbase_it::contains_bytes(&r.param, b"hbase:meta"))
         .count()
 }
 

@@ -442,6 +442,11 @@ pub fn unique_name(prefix: &str) -> String {
     )
 }
 
+/// Whether `needle` occurs in `haystack` (an empty needle always does).
+pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 /// A table name (in the default namespace) unique to this test run; starts with
 /// [`TABLE_PREFIX`].
 pub fn unique_table(prefix: &str) -> TableName {

@@ -274,12 +274,10 @@ impl Relay {
 
     /// Whether `needle` appears in what was relayed (a relay of [`Relay::new`]).
     pub fn saw(&self, needle: &[u8]) -> bool {
-        self.shared
-            .seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .windows(needle.len())
-            .any(|w| w == needle)
+        crate::contains_bytes(
+            &self.shared.seen.lock().unwrap_or_else(|e| e.into_inner()),
+            needle,
+        )
     }
 }
 
