@@ -89,6 +89,7 @@ pub struct RequestInfo {
 }
 
 type RequestFilter = Box<dyn Fn(&RequestInfo) -> bool + Send + Sync>;
+type Trigger = Box<dyn FnOnce() + Send>;
 
 struct Injection {
     method: String,
@@ -108,6 +109,8 @@ struct InFlight {
     exception: Option<(String, bool)>,
     /// Its response is to be cut in half and the connection closed.
     cut: bool,
+    /// Its response is to be held back for the late delay, without holding up the others.
+    late: bool,
 }
 
 /// The runtime switches and counters of one upstream server. Every switch takes effect at
@@ -119,6 +122,10 @@ pub struct ProxyControl {
     delay_ms: AtomicU64,
     request_delay_ms: AtomicU64,
     refuse: AtomicBool,
+    /// The listener is closed: connects are refused by the kernel.
+    closed: AtomicBool,
+    /// Actions to run when a request a filter picks arrives (see [`ProxyControl::on_request`]).
+    triggers: Mutex<Vec<(RequestFilter, Trigger)>>,
     freeze_new: AtomicBool,
     /// Connections with an id below this are frozen.
     frozen_below: AtomicU64,
@@ -136,6 +143,8 @@ pub struct ProxyControl {
     action_exception: Mutex<Option<(String, u32)>>,
     inject_where: Mutex<Option<(RequestFilter, String, bool, u32)>>,
     cut_where: Mutex<Option<(RequestFilter, u32)>>,
+    late: Mutex<Option<(RequestFilter, u32)>>,
+    late_ms: AtomicU64,
     black_hole: AtomicBool,
     /// The black hole is in place: its listener's accept queue is full.
     black_hole_armed: AtomicBool,
@@ -162,6 +171,8 @@ impl ProxyControl {
             delay_ms: AtomicU64::new(0),
             request_delay_ms: AtomicU64::new(0),
             refuse: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            triggers: Mutex::new(Vec::new()),
             freeze_new: AtomicBool::new(false),
             frozen_below: AtomicU64::new(0),
             reset_below: AtomicU64::new(0),
@@ -177,6 +188,8 @@ impl ProxyControl {
             action_exception: Mutex::new(None),
             inject_where: Mutex::new(None),
             cut_where: Mutex::new(None),
+            late: Mutex::new(None),
+            late_ms: AtomicU64::new(0),
             black_hole: AtomicBool::new(false),
             black_hole_armed: AtomicBool::new(false),
             hold_responses: AtomicBool::new(false),
@@ -225,6 +238,46 @@ impl ProxyControl {
     pub fn set_refuse(&self, on: bool) {
         self.refuse.store(on, SeqCst);
         self.changed();
+    }
+
+    /// While on, the proxy's listener is closed: a client's connect fails at once with
+    /// "connection refused" from the kernel, as when nothing listens on a server's port (the
+    /// proxy never sees these connects). Open connections are left alone (reset them too).
+    /// Switched off, the listener is bound again on the same port.
+    pub fn set_closed(&self, on: bool) {
+        self.closed.store(on, SeqCst);
+        self.changed();
+    }
+
+    /// Runs `action` once, when the first request for which `filter` is true arrives (before
+    /// it is forwarded to the server).
+    pub fn on_request(
+        &self,
+        filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
+        action: impl FnOnce() + Send + 'static,
+    ) {
+        lock(&self.triggers).push((Box::new(filter), Box::new(action)));
+    }
+
+    /// Runs (and forgets) the first trigger that picks `req`.
+    fn fire_triggers(&self, req: &RequestInfo) {
+        let action = {
+            let mut triggers = lock(&self.triggers);
+            let at = triggers.iter().position(|(filter, _)| filter(req));
+            at.map(|i| triggers.remove(i).1)
+        };
+        if let Some(action) = action {
+            action();
+        }
+    }
+
+    /// Waits until no connection to this server is open through the proxy (after
+    /// [`reset_existing`](Self::reset_existing) with new ones refused: until every reset was
+    /// sent).
+    pub async fn no_live_connections(&self) {
+        while self.live() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Resets (RST) every connection open now.
@@ -338,6 +391,21 @@ impl ProxyControl {
         self.changed();
     }
 
+    /// The responses to the next `count` requests for which `filter` is true reach the client
+    /// `delay` (capped at 60 s) after the server gave them: a server slow for those calls
+    /// only. Other responses on the same connection are not held up behind them.
+    pub fn answer_late_where(
+        &self,
+        delay: Duration,
+        count: u32,
+        filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
+    ) {
+        self.late_ms
+            .store(delay.min(MAX_DELAY).as_millis() as u64, SeqCst);
+        *lock(&self.late) = Some((Box::new(filter), count));
+        self.changed();
+    }
+
     /// The next `count` requests for which `filter` is true reach the server, but their
     /// responses are dropped: the server does the work, the client never hears back.
     pub fn drop_responses(
@@ -401,11 +469,16 @@ impl ProxyControl {
     }
 
     /// Switches every fault off (frozen connections thaw; exceptions, corruption, truncation,
-    /// swallowing, dropped responses and the black hole are cancelled).
+    /// swallowing, dropped or late responses, refusals, a closed listener, triggers and the
+    /// black hole are cancelled; late
+    /// responses already held are still delivered when due).
     pub fn clear(&self) {
         self.delay_ms.store(0, SeqCst);
         self.request_delay_ms.store(0, SeqCst);
         self.refuse.store(false, SeqCst);
+        self.closed.store(false, SeqCst);
+        lock(&self.triggers).clear();
+        *lock(&self.late) = None;
         self.black_hole.store(false, SeqCst);
         self.hold_responses.store(false, SeqCst);
         self.truncate.store(0, SeqCst);
@@ -722,6 +795,16 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
             listener = rebind(local, 1024).expect("rebind the proxy listener after a black hole");
             continue;
         }
+        if ctl.closed.load(SeqCst) {
+            drop(listener);
+            while ctl.closed.load(SeqCst) {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+            listener = rebind(local, 1024).expect("rebind the proxy listener after closing it");
+            continue;
+        }
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((client, _)) = accepted else {
@@ -812,6 +895,8 @@ struct Outgoing {
     close_after: bool,
     /// 1 when this answers a request still counted as outstanding, else 0.
     answers: u64,
+    /// A late answer (see [`ProxyControl::answer_late_where`]): queued apart from the others.
+    late: bool,
 }
 
 async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: String) {
@@ -843,6 +928,8 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
     // Requests (and the preamble) waiting for their request delay, in order.
     let mut held: VecDeque<(Instant, Bytes)> = VecDeque::new();
     let mut out: VecDeque<Outgoing> = VecDeque::new();
+    // Late answers, in their own queue: they hold up no other answer.
+    let mut late: VecDeque<Outgoing> = VecDeque::new();
     let mut server_done = false;
     let mut cut = false;
     // The client went away: what it sent still runs on the server, nothing goes back.
@@ -856,7 +943,7 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
             return;
         }
         if client_gone {
-            let answers = out.drain(..).map(|o| o.answers).sum();
+            let answers = out.drain(..).chain(late.drain(..)).map(|o| o.answers).sum();
             methods.delivered(answers);
             if (held.is_empty() && methods.calls.is_empty() && untracked.is_empty())
                 || server_done
@@ -866,11 +953,12 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
             }
         }
         let frozen = ctl.is_frozen(id);
-        if !frozen && out.is_empty() && (server_done || cut) {
+        if !frozen && out.is_empty() && late.is_empty() && (server_done || cut) {
             let _ = cw.shutdown().await;
             return;
         }
         let due = out.front().map(|o| o.due);
+        let late_due = late.front().map(|o| o.due);
         let held_due = held.front().map(|h| h.0);
         tokio::select! {
             r = cr.read_buf(&mut c_buf), if !frozen && !client_gone => {
@@ -885,6 +973,7 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                             continue;
                         }
                         ctl.keep_if_recorded(req);
+                        ctl.fire_triggers(req);
                         let drop_response = ctl.should_drop_response(req);
                         let in_flight = InFlight {
                             method: req.method.clone(),
@@ -894,6 +983,7 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                             // countdowns are kept for a response that reaches the client.
                             exception: (!drop_response).then(|| ctl.exception_for(req)).flatten(),
                             cut: !drop_response && ctl.should_cut(req),
+                            late: !drop_response && picks(&ctl.late, req),
                         };
                         if ctl.counts_as_outstanding(req) {
                             methods.calls.insert(req.call_id, in_flight);
@@ -928,15 +1018,26 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                     };
                     let close = o.close_after;
                     methods.undelivered += o.answers;
-                    out.push_back(o);
+                    if o.late {
+                        late.push_back(o);
+                    } else {
+                        out.push_back(o);
+                    }
                     if close {
                         cut = true;
                         break;
                     }
                 }
             }
-            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if !frozen && due.is_some() && !client_gone && !ctl.hold_responses.load(SeqCst) => {
-                let o = out.pop_front().expect("due implies queued");
+            _ = tokio::time::sleep_until(
+                due.into_iter().chain(late_due).min().unwrap_or_else(Instant::now)
+            ), if !frozen && (due.is_some() || late_due.is_some()) && !client_gone && !ctl.hold_responses.load(SeqCst) => {
+                let queue = if due.is_some_and(|d| late_due.is_none_or(|l| d <= l)) {
+                    &mut out
+                } else {
+                    &mut late
+                };
+                let o = queue.pop_front().expect("due implies queued");
                 methods.delivered(o.answers);
                 ctl.responses.fetch_add(1, SeqCst);
                 if cw.write_all(&o.bytes).await.is_err() {
@@ -997,12 +1098,18 @@ fn process_response(
     methods: &mut InFlightMap,
     untracked: &mut HashMap<u32, InFlight>,
 ) -> Option<Outgoing> {
-    let due = Instant::now() + ctl.delay();
     let header = response_header(&frame[4..]);
     let call_id = header.as_ref().and_then(|h| h.call_id);
     let tracked = call_id.and_then(|id| methods.calls.remove(&id));
     let answers = tracked.is_some() as u64;
     let in_flight = tracked.or_else(|| call_id.and_then(|id| untracked.remove(&id)));
+    let late = in_flight.as_ref().is_some_and(|c| c.late);
+    let due = Instant::now()
+        + if late {
+            Duration::from_millis(ctl.late_ms.load(SeqCst))
+        } else {
+            ctl.delay()
+        };
     if let Some((class, do_not_retry)) = lock(&ctl.connection_error).take() {
         ctl.injected.fetch_add(1, SeqCst);
         return Some(Outgoing {
@@ -1010,6 +1117,7 @@ fn process_response(
             bytes: connection_error_frame(&class, do_not_retry),
             close_after: true,
             answers,
+            late,
         });
     }
     if let (Some(call_id), Some(call)) = (call_id, &in_flight) {
@@ -1025,6 +1133,7 @@ fn process_response(
                 bytes: frame.slice(..(frame.len() / 2).max(1)),
                 close_after: true,
                 answers,
+                late,
             });
         }
         if let Some((class, overloaded)) = call
@@ -1037,6 +1146,7 @@ fn process_response(
                 bytes: exception_frame(call_id, &class, overloaded),
                 close_after: false,
                 answers,
+                late,
             });
         }
         if let Some(param) = &call.param {
@@ -1046,6 +1156,7 @@ fn process_response(
                     bytes: multi_action_exception_frame(call_id, param, &class),
                     close_after: false,
                     answers,
+                    late,
                 });
             }
         }
@@ -1058,6 +1169,7 @@ fn process_response(
             bytes: frame.slice(..half.max(1)),
             close_after: true,
             answers,
+            late,
         });
     }
     if ProxyControl::take(&ctl.corrupt) {
@@ -1081,6 +1193,7 @@ fn process_response(
             bytes: f.freeze(),
             close_after: false,
             answers,
+            late,
         });
     }
     Some(Outgoing {
@@ -1088,6 +1201,7 @@ fn process_response(
         bytes: frame,
         close_after: false,
         answers,
+        late,
     })
 }
 
