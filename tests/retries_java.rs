@@ -6,22 +6,50 @@
 //! attempts reached the server, how often the row's region was looked up in `hbase:meta`, and
 //! the row the server kept.
 //!
+//! Most faults meet one attempt. Two last longer, and their scenarios run under a short
+//! operation timeout ([`SHORT_OPERATION_TIMEOUT`]): a server that answers the row's calls only
+//! after the RPC timeout (every attempt times out), and a server whose port refuses new
+//! connections after its open ones were reset (until the row's region was looked up twice, or
+//! throughout). How many attempts fit in an operation timeout follows from the RPC timeout and
+//! the backoff schedule; the settings here leave every decision to go on or stop at least
+//! 0.4 s from the deadline and from a failed server's expiry, so the counts do not depend on
+//! how fast the machine is.
+//!
 //! `tests/retries.rs` proves our contract on its own; this file shows where it is Java's and
 //! where it deliberately is not.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use hbase_client::{
     Action, Append, CheckAndMutate, Client, ColumnFamily, Delete, ErrorKind, Get, MutatorConfig,
     Put, Scan, TableDescriptor, TableName,
 };
+use hbase_it::contains_bytes;
 use hbase_it::proxy::{FaultProxy, ProxyControl, RequestInfo};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const RPC_TIMEOUT: Duration = Duration::from_secs(2);
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// The operation timeout of the scenarios whose fault lasts the whole operation. With the
+/// 2 s RPC timeout and HBase's 100 ms pause, every attempt of a slow server times out: at 0,
+/// 2.1 and 4.3 s (the third one cut to the 0.7 s left), then the next pause would end past the
+/// deadline. Against refused connects the attempts start at 0, 0.1, 0.3, 0.6, 1.1, 2.1 and
+/// 4.1 s; the next pause (2 s) ends past the deadline.
+const SHORT_OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
+/// How late a slow server's answers come: after the RPC timeout, and before the next
+/// attempt's own timeout, so a late answer arrives while the next attempt waits on the same
+/// connection.
+const SLOW_BY: Duration = Duration::from_secs(3);
+/// How long a server whose connect failed is failed fast (Java's
+/// `hbase.ipc.client.failed.servers.expiry`, ours `failed_server_expiry`), on both sides.
+/// The default, 2 s, ends 0.1 s before the sixth attempt (at 2.1 s) starts; 1.5 s leaves the
+/// attempts at 1.1 and 2.1 s 0.4 s either side of it.
+const FAILED_SERVER_EXPIRY: Duration = Duration::from_millis(1500);
 
 /// The fault a scenario arms on the row's server, for the scenario's method and row only.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +64,31 @@ enum Fault {
     ActionException(&'static str),
     /// The next answer from the server is cut in half and the connection closed.
     CutAnswer,
+    /// Every answer comes [`SLOW_BY`] late: every attempt times out.
+    Slow,
+    /// The connections open are reset, and new ones are refused until the row's region is
+    /// looked up in `hbase:meta` the second time. Both clients have then had one connect
+    /// refused, and put the server on their failed list: the next connect comes when that
+    /// expires (the attempt at 2.1 s), 1.8 s after the port opened again (at 0.3 s).
+    ///
+    /// Not the first lookup: the Java client's blocking transport reads a connection only
+    /// while calls are waiting on it, so it finds its reset connection dead only when its first
+    /// attempt writes on it, and looks the region up before its first connect. Ours reads
+    /// every connection all along: it sees the reset at once and its first attempt connects.
+    /// The first lookup comes after the first attempt, refused for ours; for Java the second.
+    RefusedOnce,
+    /// The connections open are reset, and every new one is refused.
+    RefusedThroughout,
+}
+
+impl Fault {
+    /// The operation timeout the scenario runs under: a short one when the fault lasts.
+    fn operation_timeout(self) -> Duration {
+        match self {
+            Fault::Slow | Fault::RefusedOnce | Fault::RefusedThroughout => SHORT_OPERATION_TIMEOUT,
+            _ => OPERATION_TIMEOUT,
+        }
+    }
 }
 
 /// One scenario: the rows' state before, the fault, the operation.
@@ -227,12 +280,65 @@ const SCENARIOS: &[Scenario] = &[
         fault: Fault::ActionException("org.apache.hadoop.hbase.DoNotRetryIOException"),
         op: "batch-put cf q v",
     },
+    // A server slow past the RPC timeout for the row, on every attempt, until the operation
+    // timeout.
+    Scenario {
+        name: "get-slow-throughout",
+        before: &["v1"],
+        method: "Get",
+        fault: Fault::Slow,
+        op: "get",
+    },
+    Scenario {
+        name: "put-slow-throughout",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::Slow,
+        op: "put cf q v",
+    },
+    Scenario {
+        name: "increment-slow-throughout",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::Slow,
+        op: "increment cf n 1",
+    },
+    // The row's server refuses connections: once, or for the whole operation.
+    Scenario {
+        name: "get-refused-once",
+        before: &["v1"],
+        method: "Get",
+        fault: Fault::RefusedOnce,
+        op: "get",
+    },
+    Scenario {
+        name: "put-refused-once",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::RefusedOnce,
+        op: "put cf q v",
+    },
+    Scenario {
+        name: "get-refused-throughout",
+        before: &["v1"],
+        method: "Get",
+        fault: Fault::RefusedThroughout,
+        op: "get",
+    },
+    Scenario {
+        name: "increment-refused-throughout",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::RefusedThroughout,
+        op: "increment cf n 1",
+    },
 ];
 
 /// What one client did in one scenario.
 #[derive(Debug, PartialEq, Eq, Clone)]
 struct Observed {
-    /// `ok [value]`, `failed`, or `unknown` (ours only: the write may have been applied).
+    /// `ok [value]`, `failed timeout` (the operation timeout ran out), `failed` (for another
+    /// reason), or `unknown` (ours only: the write may have been applied).
     told: String,
     /// Requests of the scenario's method for its row that reached the server.
     attempts: usize,
@@ -272,16 +378,31 @@ fn deliberate(name: &str) -> Option<Deliberate> {
         // check_and_mutate_whose_response_is_dropped_reports_the_true_outcome).
         "check-put-answer-lost" => Some(Deliberate {
             why: "a failed check on a retry after a lost answer is an unknown outcome, not false",
+            shows: |java, ours| told_apart(java, ours, "ok false", "unknown"),
+        }),
+        // Every attempt of a write reached the server and timed out unanswered: the server
+        // applied the put each time and the increment once (its nonce). Java's caller gets
+        // the same SocketTimeoutException as for a get, which does not say whether the write
+        // was applied; ours says the outcome is unknown (ErrorKind::Timeout promises a write
+        // the server never got).
+        "put-slow-throughout" | "increment-slow-throughout" => Some(Deliberate {
+            why: "a write whose attempts reached the server unanswered is an unknown outcome, \
+                  not a timeout",
             shows: |java, ours| {
-                java.told == "ok false"
-                    && ours.told == "unknown"
-                    && java.attempts == ours.attempts
-                    && java.lookups == ours.lookups
-                    && java.row == ours.row
+                told_apart(java, ours, "failed timeout", "unknown") && !ours.row.is_empty()
             },
         }),
         _ => None,
     }
+}
+
+/// `java` and `ours` alike but for what their callers were told: `java_told` and `ours_told`.
+fn told_apart(java: &Observed, ours: &Observed, java_told: &str, ours_told: &str) -> bool {
+    let as_java = Observed {
+        told: java_told.to_string(),
+        ..ours.clone()
+    };
+    java.told == java_told && ours.told == ours_told && as_java == *java
 }
 
 /// The Java client, one operation per line (FaultFacts.java).
@@ -302,6 +423,10 @@ impl Java {
             .args([
                 "--operation-timeout",
                 &OPERATION_TIMEOUT.as_millis().to_string(),
+            ])
+            .args([
+                "--failed-servers-expiry",
+                &FAILED_SERVER_EXPIRY.as_millis().to_string(),
             ])
             .env(
                 "HBASE_INTEROP_JAVA_OPTS",
@@ -354,12 +479,23 @@ impl Java {
     }
 }
 
-/// What the Java side's answer tells its caller, in [`Observed::told`]'s words.
+/// What the Java side's answer tells its caller, in [`Observed::told`]'s words. The operation
+/// timeout ran out when the outermost exception is one of Java's timeouts (its retrying caller
+/// throws a `SocketTimeoutException` when the next pause would end past the deadline).
 fn java_told(answer: &str) -> String {
-    if answer.starts_with("error") {
-        "failed".into()
+    let Some(chain) = answer.strip_prefix("error") else {
+        return answer.to_string();
+    };
+    let outermost = chain.trim().split('<').next().unwrap_or_default();
+    let timeouts = [
+        "SocketTimeoutException",
+        "CallTimeoutException",
+        "OperationTimeoutExceededException",
+    ];
+    if timeouts.contains(&outermost) {
+        "failed timeout".into()
     } else {
-        answer.to_string()
+        "failed".into()
     }
 }
 
@@ -436,20 +572,25 @@ async fn run_ours(client: &Client, table: &TableName, row: &str, op: &str) -> St
     match result {
         Ok(v) if v.is_empty() => "ok".to_string(),
         Ok(v) => format!("ok {v}"),
-        Err(e) if e.kind() == ErrorKind::OutcomeUnknown => "unknown".into(),
         Err(e) => {
             eprintln!("ours: {op}: {e}");
-            "failed".into()
+            match e.kind() {
+                ErrorKind::OutcomeUnknown => "unknown".into(),
+                ErrorKind::Timeout => "failed timeout".into(),
+                _ => "failed".into(),
+            }
         }
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
 /// Arms `fault` on `ctl` for `method` calls of `row`, and records them.
-fn arm(proxy: &FaultProxy, ctl: &ProxyControl, fault: Fault, method: &'static str, row: &str) {
+async fn arm(
+    proxy: &FaultProxy,
+    ctl: &ProxyControl,
+    fault: Fault,
+    method: &'static str,
+    row: &str,
+) {
     let row = row.as_bytes().to_vec();
     let mine = {
         let row = row.clone();
@@ -470,18 +611,38 @@ fn arm(proxy: &FaultProxy, ctl: &ProxyControl, fault: Fault, method: &'static st
         // Every Multi: a Multi carries no row the lookups of others could also carry.
         Fault::ActionException(class) => ctl.inject_action_exception(class, 1),
         Fault::CutAnswer => ctl.cut_answers_where(1, mine),
+        Fault::Slow => ctl.answer_late_where(SLOW_BY, u32::MAX, mine),
+        Fault::RefusedOnce | Fault::RefusedThroughout => {
+            ctl.set_closed(true);
+            if let Fault::RefusedOnce = fault {
+                let reopen = proxy.control(ctl.upstream());
+                let lookups = Arc::new(AtomicUsize::new(0));
+                let second_lookup = move |r: &RequestInfo| {
+                    is_lookup_of(r, &row) && lookups.fetch_add(1, Ordering::SeqCst) == 1
+                };
+                for c in proxy.controls() {
+                    let reopen = reopen.clone();
+                    c.on_request(second_lookup.clone(), move || reopen.set_closed(false));
+                }
+            }
+            // Every connection open to the server is reset, and the operation starts only
+            // once the proxy has sent every reset: its first attempt finds no connection it
+            // could still write to.
+            ctl.reset_existing();
+            ctl.no_live_connections().await;
+        }
     }
 }
 
 /// A call for `row` itself: its bytes in the request, which is not one to `hbase:meta` (a
 /// lookup's meta key holds the row too).
 fn is_of_row(r: &RequestInfo, row: &[u8]) -> bool {
-    contains(&r.param, row) && !contains(&r.param, b"hbase:meta")
+    contains_bytes(&r.param, row) && !contains_bytes(&r.param, b"hbase:meta")
 }
 
 /// A lookup of `row`'s region in `hbase:meta`.
 fn is_lookup_of(r: &RequestInfo, row: &[u8]) -> bool {
-    contains(&r.param, row) && contains(&r.param, b"hbase:meta")
+    contains_bytes(&r.param, row) && contains_bytes(&r.param, b"hbase:meta")
 }
 
 /// The row's `cf` cells, read around the proxy: newest version first, `qualifier=value`.
@@ -511,7 +672,8 @@ async fn row_state(client: &Client, table: &TableName, row: &str) -> Vec<String>
 
 /// Every scenario of [`SCENARIOS`] through the Java client and ours, on rows of their own of
 /// one table behind the same proxy: the same answers, attempts and rows, but for the
-/// deliberate differences of [`deliberate`], which must show exactly there.
+/// deliberate differences of [`deliberate`], which must show exactly there. The table is
+/// dropped before anything is asserted, also when a scenario panics (the Java side ended).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_match_the_java_clients_under_the_same_faults() {
     hbase_it::bounded(900, async {
@@ -520,100 +682,11 @@ async fn retries_match_the_java_clients_under_the_same_faults() {
         let desc =
             TableDescriptor::new(name.clone()).family(ColumnFamily::new("cf").max_versions(5));
         direct.admin().create_table(&desc, &[]).await.unwrap();
-        let server = hbase_it::server_of(&direct, &name, "any").await.address();
-
-        // Every region server behind the proxy, for both clients.
-        let proxy = FaultProxy::new();
-        let map = proxy.mapper();
-        let servers = direct
-            .admin()
-            .region_servers()
-            .await
-            .expect("region servers");
-        let remap: Vec<String> = servers
-            .iter()
-            .map(|s| format!("{}={}", s.address(), map(&s.address())))
-            .collect();
-        let ctl: Arc<ProxyControl> = proxy.control(&server);
-        let ours = hbase_it::proxied_client(&proxy, |b| {
-            b.rpc_timeout(RPC_TIMEOUT)
-                .operation_timeout(OPERATION_TIMEOUT)
-        })
-        .await;
-        let mut java = Java::start(&remap.join(",")).await;
-
-        let mut differences = Vec::new();
-        let mut kept = Vec::new();
-        let table = direct.table(&name.to_string()).unwrap();
-        for s in SCENARIOS {
-            let mut seen = Vec::new();
-            for side in ["java", "ours"] {
-                let row = format!("{}-{side}", s.name);
-                for (i, v) in s.before.iter().enumerate() {
-                    table
-                        .put(Put::new(row.clone()).add_at("cf", "q", i as u64 + 1, *v))
-                        .await
-                        .unwrap();
-                }
-                // Both clients know the region before the fault: the first attempt is the
-                // one the fault meets.
-                let warm = match side {
-                    "java" => java.run(&format!("get {name} {row}")).await,
-                    _ => run_ours(&ours, &name, &row, "get").await,
-                };
-                assert!(warm.starts_with("ok"), "{side}: a get of {row}: {warm}");
-                arm(&proxy, &ctl, s.fault, s.method, &row);
-                let told = match side {
-                    "java" => {
-                        let (verb, rest) = s.op.split_once(' ').unwrap_or((s.op, ""));
-                        let command = format!("{verb} {name} {row} {rest}");
-                        java_told(&java.run(command.trim_end()).await)
-                    }
-                    _ => run_ours(&ours, &name, &row, s.op).await,
-                };
-                let recorded = ctl.recorded();
-                let attempts = recorded
-                    .iter()
-                    .filter(|r| r.method == s.method && is_of_row(r, row.as_bytes()))
-                    .count();
-                let lookups = proxy
-                    .controls()
-                    .iter()
-                    .flat_map(|c| c.recorded())
-                    .filter(|r| is_lookup_of(r, row.as_bytes()))
-                    .count();
-                for other in recorded.iter().filter(|r| {
-                    r.method == s.method
-                        && !is_of_row(r, row.as_bytes())
-                        && !is_lookup_of(r, row.as_bytes())
-                }) {
-                    eprintln!(
-                        "{} {side}: another {} call: {}",
-                        s.name,
-                        other.method,
-                        String::from_utf8_lossy(&other.param)
-                    );
-                }
-                ctl.clear();
-                let observed = Observed {
-                    told,
-                    attempts,
-                    lookups,
-                    row: row_state(&direct, &name, &row).await,
-                };
-                eprintln!("{} {side}: {observed:?}", s.name);
-                seen.push(observed);
-            }
-            let (j, o) = (&seen[0], &seen[1]);
-            if j != o {
-                let line = format!("{}: Java {j:?}, ours {o:?}", s.name);
-                match deliberate(s.name) {
-                    Some(d) if (d.shows)(j, o) => kept.push(format!("{line} ({})", d.why)),
-                    _ => differences.push(line),
-                }
-            }
-        }
-        java.quit().await;
+        let run = AssertUnwindSafe(run_scenarios(&direct, &name))
+            .catch_unwind()
+            .await;
+        hbase_it::drop_table(&direct, &name).await;
+        let (kept, differences) = run.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         println!(
             "retries against Java: {} scenarios, {} differ as documented, {} differences",
             SCENARIOS.len(),
@@ -623,7 +696,6 @@ async fn retries_match_the_java_clients_under_the_same_faults() {
         for k in &kept {
             println!("  kept: {k}");
         }
-        hbase_it::drop_table(&direct, &name).await;
         let expected: Vec<&str> = SCENARIOS
             .iter()
             .map(|s| s.name)
@@ -642,4 +714,136 @@ async fn retries_match_the_java_clients_under_the_same_faults() {
         );
     })
     .await;
+}
+
+/// Runs every scenario on `name`: the deliberate differences that showed, and the others.
+async fn run_scenarios(direct: &Client, name: &TableName) -> (Vec<String>, Vec<String>) {
+    // The row's server is not hbase:meta's: a server refusing connections would refuse the
+    // clients' lookups too.
+    let admin = direct.admin();
+    let meta = admin.meta_server().await.expect("hbase:meta's server");
+    let servers = admin.region_servers().await.expect("region servers");
+    let region = admin
+        .region_for_row(name, b"any")
+        .await
+        .expect("the table's region");
+    let mut server = region.server.clone().expect("region assigned");
+    if server.address() == meta.address() {
+        let other = servers
+            .iter()
+            .find(|s| s.address() != meta.address())
+            .expect("a region server besides hbase:meta's");
+        server = admin
+            .move_region(&region.region, Some(other))
+            .await
+            .expect("move the table's region off hbase:meta's server");
+    }
+    let server = server.address();
+
+    // Every region server behind the proxy, for both clients.
+    let proxy = FaultProxy::new();
+    let map = proxy.mapper();
+    let remap: Vec<String> = servers
+        .iter()
+        .map(|s| format!("{}={}", s.address(), map(&s.address())))
+        .collect();
+    let ctl: Arc<ProxyControl> = proxy.control(&server);
+    let ours_with = |operation_timeout| {
+        hbase_it::proxied_client(&proxy, move |b| {
+            b.rpc_timeout(RPC_TIMEOUT)
+                .operation_timeout(operation_timeout)
+                .failed_server_expiry(FAILED_SERVER_EXPIRY)
+        })
+    };
+    let ours = ours_with(OPERATION_TIMEOUT).await;
+    let ours_short = ours_with(SHORT_OPERATION_TIMEOUT).await;
+    let mut java = Java::start(&remap.join(",")).await;
+
+    let mut differences = Vec::new();
+    let mut kept = Vec::new();
+    let table = direct.table(&name.to_string()).unwrap();
+    for s in SCENARIOS {
+        let timeout = s.fault.operation_timeout();
+        let ours = if timeout == OPERATION_TIMEOUT {
+            &ours
+        } else {
+            &ours_short
+        };
+        let set = java
+            .run(&format!("operation-timeout {}", timeout.as_millis()))
+            .await;
+        assert_eq!(set, "ok", "the Java side's operation timeout");
+        let mut seen = Vec::new();
+        for side in ["java", "ours"] {
+            let row = format!("{}-{side}", s.name);
+            for (i, v) in s.before.iter().enumerate() {
+                table
+                    .put(Put::new(row.clone()).add_at("cf", "q", i as u64 + 1, *v))
+                    .await
+                    .unwrap();
+            }
+            // Both clients know the region before the fault: the first attempt is the one the
+            // fault meets.
+            let warm = match side {
+                "java" => java.run(&format!("get {name} {row}")).await,
+                _ => run_ours(ours, name, &row, "get").await,
+            };
+            assert!(warm.starts_with("ok"), "{side}: a get of {row}: {warm}");
+            arm(&proxy, &ctl, s.fault, s.method, &row).await;
+            let told = match side {
+                "java" => {
+                    let (verb, rest) = s.op.split_once(' ').unwrap_or((s.op, ""));
+                    let command = format!("{verb} {name} {row} {rest}");
+                    let answer = java.run(command.trim_end()).await;
+                    if answer.starts_with("error") {
+                        eprintln!("java: {}: {answer}", s.op);
+                    }
+                    java_told(&answer)
+                }
+                _ => run_ours(ours, name, &row, s.op).await,
+            };
+            let recorded = ctl.recorded();
+            let attempts = recorded
+                .iter()
+                .filter(|r| r.method == s.method && is_of_row(r, row.as_bytes()))
+                .count();
+            let lookups = proxy
+                .controls()
+                .iter()
+                .flat_map(|c| c.recorded())
+                .filter(|r| is_lookup_of(r, row.as_bytes()))
+                .count();
+            for other in recorded.iter().filter(|r| {
+                r.method == s.method
+                    && !is_of_row(r, row.as_bytes())
+                    && !is_lookup_of(r, row.as_bytes())
+            }) {
+                eprintln!(
+                    "{} {side}: another {} call: {}",
+                    s.name,
+                    other.method,
+                    String::from_utf8_lossy(&other.param)
+                );
+            }
+            proxy.each(|c| c.clear());
+            let observed = Observed {
+                told,
+                attempts,
+                lookups,
+                row: row_state(direct, name, &row).await,
+            };
+            eprintln!("{} {side}: {observed:?}", s.name);
+            seen.push(observed);
+        }
+        let (j, o) = (&seen[0], &seen[1]);
+        if j != o {
+            let line = format!("{}: Java {j:?}, ours {o:?}", s.name);
+            match deliberate(s.name) {
+                Some(d) if (d.shows)(j, o) => kept.push(format!("{line} ({})", d.why)),
+                _ => differences.push(line),
+            }
+        }
+    }
+    java.quit().await;
+    (kept, differences)
 }

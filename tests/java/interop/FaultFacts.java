@@ -4,7 +4,7 @@
 // (tests/support/proxy.rs) in front of the region servers. Our own program, written for this
 // project. Run through
 //   tests/java/interop/run --program FaultFacts.java --zk HOST:PORT --remap FROM=TO,... \
-//       --rpc-timeout MS --operation-timeout MS
+//       --rpc-timeout MS --operation-timeout MS [--failed-servers-expiry MS]
 //
 // --remap sends every connection to a server FROM (host:port as the server advertises it) to
 // TO, the proxy's listener for it. The Java client has no address mapper of its own; its
@@ -25,6 +25,8 @@
 //   scan TABLE ROW                               ok <rows>  (from ROW to ROW~)
 //   batch-put TABLE ROW FAM QUAL VALUE           ok   (one put through Table.batch)
 //   mutator-put TABLE ROW FAM QUAL VALUE         ok   (one put through a BufferedMutator, flushed)
+//   operation-timeout MS                         ok   (for the tables of the commands after it;
+//                                                     a BufferedMutator keeps the connection's)
 //   quit
 // A failure answers "error" and the exception's class chain, outermost first
 // ("error RetriesExhaustedException<CallTimeoutException").
@@ -41,6 +43,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import javax.net.SocketFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -100,6 +104,20 @@ public class FaultFacts {
     }
   }
 
+  /** The operation timeout of the tables the commands use (the "operation-timeout" command). */
+  static int operationTimeout;
+
+  /** The tables' pool (for batches); a table from a builder needs one of its own. */
+  static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "fault-facts-table");
+    t.setDaemon(true);
+    return t;
+  });
+
+  static Table table(Connection conn, TableName tn) {
+    return conn.getTableBuilder(tn, POOL).setOperationTimeout(operationTimeout).build();
+  }
+
   static SocketAddress remapped(SocketAddress to) throws IOException {
     if (!(to instanceof InetSocketAddress)) {
       return to;
@@ -117,11 +135,13 @@ public class FaultFacts {
     String zk = null;
     String rpcTimeout = "2000";
     String operationTimeout = "30000";
+    String failedServersExpiry = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--zk": zk = args[++i]; break;
         case "--rpc-timeout": rpcTimeout = args[++i]; break;
         case "--operation-timeout": operationTimeout = args[++i]; break;
+        case "--failed-servers-expiry": failedServersExpiry = args[++i]; break;
         case "--remap":
           for (String pair : args[++i].split(",")) {
             String[] p = pair.split("=", 2);
@@ -148,6 +168,10 @@ public class FaultFacts {
     conf.set("hbase.rpc.read.timeout", rpcTimeout);
     conf.set("hbase.rpc.write.timeout", rpcTimeout);
     conf.set("hbase.client.operation.timeout", operationTimeout);
+    FaultFacts.operationTimeout = Integer.parseInt(operationTimeout);
+    if (failedServersExpiry != null) {
+      conf.set("hbase.ipc.client.failed.servers.expiry", failedServersExpiry);
+    }
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     try (Connection conn = ConnectionFactory.createConnection(conf)) {
       System.out.println("ready");
@@ -185,45 +209,49 @@ public class FaultFacts {
 
   /** Runs one command; what follows "ok" in the answer. */
   static String run(Connection conn, String[] c) throws Exception {
+    if (c[0].equals("operation-timeout")) {
+      operationTimeout = Integer.parseInt(c[1]);
+      return "";
+    }
     TableName tn = TableName.valueOf(c[1]);
     byte[] row = b(c[2]);
     switch (c[0]) {
       case "increment":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           return " " + t.incrementColumnValue(row, b(c[3]), b(c[4]), Long.parseLong(c[5]));
         }
       case "append":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           Result r = t.append(new Append(row).addColumn(b(c[3]), b(c[4]), b(c[5])));
           return " " + Bytes.toString(r.getValue(b(c[3]), b(c[4])));
         }
       case "put":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           t.put(new Put(row).addColumn(b(c[3]), b(c[4]), b(c[5])));
           return "";
         }
       case "delete-newest":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           t.delete(new Delete(row).addColumn(b(c[3]), b(c[4])));
           return "";
         }
       case "delete-version":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           t.delete(new Delete(row).addColumn(b(c[3]), b(c[4]), Long.parseLong(c[5])));
           return "";
         }
       case "check-put":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           CheckAndMutate cam = CheckAndMutate.newBuilder(row).ifEquals(b(c[3]), b(c[4]), b(c[5]))
               .build(new Put(row).addColumn(b(c[3]), b(c[4]), b(c[6])));
           return " " + t.checkAndMutate(cam).isSuccess();
         }
       case "get":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           return " " + t.get(new Get(row)).size();
         }
       case "scan":
-        try (Table t = conn.getTable(tn);
+        try (Table t = table(conn, tn);
             ResultScanner rs = t.getScanner(new Scan().withStartRow(row).withStopRow(b(c[2] + "~")))) {
           int rows = 0;
           while (rs.next() != null) {
@@ -232,7 +260,7 @@ public class FaultFacts {
           return " " + rows;
         }
       case "batch-put":
-        try (Table t = conn.getTable(tn)) {
+        try (Table t = table(conn, tn)) {
           List<Row> actions = new ArrayList<>();
           actions.add(new Put(row).addColumn(b(c[3]), b(c[4]), b(c[5])));
           t.batch(actions, new Object[1]);
