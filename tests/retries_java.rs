@@ -13,7 +13,8 @@
 //! throughout). How many attempts fit in an operation timeout follows from the RPC timeout and
 //! the backoff schedule; the settings here leave every decision to go on or stop at least
 //! 0.4 s from the deadline and from a failed server's expiry, so the counts do not depend on
-//! how fast the machine is.
+//! how fast the machine is. And one is a real move of the row's region (an admin `move`)
+//! while the operation's first attempt is held on its way to the old server.
 //!
 //! `tests/retries.rs` proves our contract on its own; this file shows where it is Java's and
 //! where it deliberately is not.
@@ -50,6 +51,9 @@ const SLOW_BY: Duration = Duration::from_secs(3);
 /// The default, 2 s, ends 0.1 s before the sixth attempt (at 2.1 s) starts; 1.5 s leaves the
 /// attempts at 1.1 and 2.1 s 0.4 s either side of it.
 const FAILED_SERVER_EXPIRY: Duration = Duration::from_millis(1500);
+/// The RPC timeout while the row's region moves under an attempt: far above what a move
+/// takes on the local cluster (about a second), so the attempt waits for it.
+const PATIENT_RPC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The fault a scenario arms on the row's server, for the scenario's method and row only.
 #[derive(Clone, Copy, Debug)]
@@ -79,14 +83,23 @@ enum Fault {
     RefusedOnce,
     /// The connections open are reset, and every new one is refused.
     RefusedThroughout,
+    /// The connections open are frozen, the row's region is moved to another server (an admin
+    /// `move`, which returns once the region is open there), and the connections thaw: the
+    /// operation's first attempt, sent before or during the move, reaches the region's old
+    /// server after it. The region is moved back afterwards.
+    MovedMidway,
 }
 
 impl Fault {
-    /// The operation timeout the scenario runs under: a short one when the fault lasts.
-    fn operation_timeout(self) -> Duration {
+    /// The operation and RPC timeouts the scenario runs under: a short operation timeout when
+    /// the fault lasts, a long RPC timeout when an attempt waits for a move.
+    fn timeouts(self) -> (Duration, Duration) {
         match self {
-            Fault::Slow | Fault::RefusedOnce | Fault::RefusedThroughout => SHORT_OPERATION_TIMEOUT,
-            _ => OPERATION_TIMEOUT,
+            Fault::Slow | Fault::RefusedOnce | Fault::RefusedThroughout => {
+                (SHORT_OPERATION_TIMEOUT, RPC_TIMEOUT)
+            }
+            Fault::MovedMidway => (OPERATION_TIMEOUT, PATIENT_RPC_TIMEOUT),
+            _ => (OPERATION_TIMEOUT, RPC_TIMEOUT),
         }
     }
 }
@@ -331,6 +344,21 @@ const SCENARIOS: &[Scenario] = &[
         method: "Mutate",
         fault: Fault::RefusedThroughout,
         op: "increment cf n 1",
+    },
+    // A real move of the row's region while an attempt is on its way.
+    Scenario {
+        name: "get-moved-midway",
+        before: &["v1"],
+        method: "Get",
+        fault: Fault::MovedMidway,
+        op: "get",
+    },
+    Scenario {
+        name: "put-moved-midway",
+        before: &[],
+        method: "Mutate",
+        fault: Fault::MovedMidway,
+        op: "put cf q v",
     },
 ];
 
@@ -631,6 +659,8 @@ async fn arm(
             ctl.reset_existing();
             ctl.no_live_connections().await;
         }
+        // The move itself is the scenario loop's: it runs beside the operation.
+        Fault::MovedMidway => ctl.freeze_existing(),
     }
 }
 
@@ -738,6 +768,12 @@ async fn run_scenarios(direct: &Client, name: &TableName) -> (Vec<String>, Vec<S
             .await
             .expect("move the table's region off hbase:meta's server");
     }
+    let home = server.clone();
+    let elsewhere = servers
+        .iter()
+        .find(|s| s.address() != home.address())
+        .expect("a second region server")
+        .clone();
     let server = server.address();
 
     // Every region server behind the proxy, for both clients.
@@ -748,31 +784,36 @@ async fn run_scenarios(direct: &Client, name: &TableName) -> (Vec<String>, Vec<S
         .map(|s| format!("{}={}", s.address(), map(&s.address())))
         .collect();
     let ctl: Arc<ProxyControl> = proxy.control(&server);
-    let ours_with = |operation_timeout| {
-        hbase_it::proxied_client(&proxy, move |b| {
-            b.rpc_timeout(RPC_TIMEOUT)
-                .operation_timeout(operation_timeout)
-                .failed_server_expiry(FAILED_SERVER_EXPIRY)
-        })
-    };
-    let ours = ours_with(OPERATION_TIMEOUT).await;
-    let ours_short = ours_with(SHORT_OPERATION_TIMEOUT).await;
+    // One client of ours for each pair of timeouts.
+    let mut clients: Vec<((Duration, Duration), Client)> = Vec::new();
+    for s in SCENARIOS {
+        let (operation, rpc) = s.fault.timeouts();
+        if clients.iter().all(|(t, _)| *t != (operation, rpc)) {
+            let client = hbase_it::proxied_client(&proxy, move |b| {
+                b.rpc_timeout(rpc)
+                    .operation_timeout(operation)
+                    .failed_server_expiry(FAILED_SERVER_EXPIRY)
+            })
+            .await;
+            clients.push(((operation, rpc), client));
+        }
+    }
     let mut java = Java::start(&remap.join(",")).await;
 
     let mut differences = Vec::new();
     let mut kept = Vec::new();
     let table = direct.table(&name.to_string()).unwrap();
     for s in SCENARIOS {
-        let timeout = s.fault.operation_timeout();
-        let ours = if timeout == OPERATION_TIMEOUT {
-            &ours
-        } else {
-            &ours_short
-        };
-        let set = java
-            .run(&format!("operation-timeout {}", timeout.as_millis()))
-            .await;
-        assert_eq!(set, "ok", "the Java side's operation timeout");
+        let (operation, rpc) = s.fault.timeouts();
+        let ours = &clients
+            .iter()
+            .find(|(t, _)| *t == (operation, rpc))
+            .expect("a client for every pair of timeouts")
+            .1;
+        for (what, t) in [("operation-timeout", operation), ("rpc-timeout", rpc)] {
+            let set = java.run(&format!("{what} {}", t.as_millis())).await;
+            assert_eq!(set, "ok", "the Java side's {what}");
+        }
         let mut seen = Vec::new();
         for side in ["java", "ours"] {
             let row = format!("{}-{side}", s.name);
@@ -790,21 +831,38 @@ async fn run_scenarios(direct: &Client, name: &TableName) -> (Vec<String>, Vec<S
             };
             assert!(warm.starts_with("ok"), "{side}: a get of {row}: {warm}");
             arm(&proxy, &ctl, s.fault, s.method, &row).await;
-            let told = match side {
-                "java" => {
-                    let (verb, rest) = s.op.split_once(' ').unwrap_or((s.op, ""));
-                    let command = format!("{verb} {name} {row} {rest}");
-                    let answer = java.run(command.trim_end()).await;
-                    if answer.starts_with("error") {
-                        eprintln!("java: {}: {answer}", s.op);
+            let operation = async {
+                match side {
+                    "java" => {
+                        let (verb, rest) = s.op.split_once(' ').unwrap_or((s.op, ""));
+                        let command = format!("{verb} {name} {row} {rest}");
+                        let answer = java.run(command.trim_end()).await;
+                        if answer.starts_with("error") {
+                            eprintln!("java: {}: {answer}", s.op);
+                        }
+                        java_told(&answer)
                     }
-                    java_told(&answer)
+                    _ => run_ours(ours, name, &row, s.op).await,
                 }
-                _ => run_ours(ours, name, &row, s.op).await,
+            };
+            let told = match s.fault {
+                Fault::MovedMidway => {
+                    let (told, ()) = tokio::join!(operation, async {
+                        admin
+                            .move_region(&region.region, Some(&elsewhere))
+                            .await
+                            .expect("move the row's region");
+                        ctl.thaw();
+                    });
+                    told
+                }
+                _ => operation.await,
             };
             let recorded = ctl.recorded();
-            let attempts = recorded
+            let attempts = proxy
+                .controls()
                 .iter()
+                .flat_map(|c| c.recorded())
                 .filter(|r| r.method == s.method && is_of_row(r, row.as_bytes()))
                 .count();
             let lookups = proxy
@@ -826,6 +884,12 @@ async fn run_scenarios(direct: &Client, name: &TableName) -> (Vec<String>, Vec<S
                 );
             }
             proxy.each(|c| c.clear());
+            if let Fault::MovedMidway = s.fault {
+                admin
+                    .move_region(&region.region, Some(&home))
+                    .await
+                    .expect("move the row's region back");
+            }
             let observed = Observed {
                 told,
                 attempts,

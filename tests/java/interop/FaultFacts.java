@@ -27,6 +27,7 @@
 //   mutator-put TABLE ROW FAM QUAL VALUE         ok   (one put through a BufferedMutator, flushed)
 //   operation-timeout MS                         ok   (for the tables of the commands after it;
 //                                                     a BufferedMutator keeps the connection's)
+//   rpc-timeout MS                               ok   (the same, for each call's timeout)
 //   quit
 // A failure answers "error" and the exception's class chain, outermost first
 // ("error RetriesExhaustedException<CallTimeoutException").
@@ -107,6 +108,9 @@ public class FaultFacts {
   /** The operation timeout of the tables the commands use (the "operation-timeout" command). */
   static int operationTimeout;
 
+  /** The RPC timeout of the tables the commands use (the "rpc-timeout" command). */
+  static int rpcTimeout;
+
   /** The tables' pool (for batches); a table from a builder needs one of its own. */
   static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "fault-facts-table");
@@ -115,7 +119,9 @@ public class FaultFacts {
   });
 
   static Table table(Connection conn, TableName tn) {
-    return conn.getTableBuilder(tn, POOL).setOperationTimeout(operationTimeout).build();
+    return conn.getTableBuilder(tn, POOL).setOperationTimeout(operationTimeout)
+        .setRpcTimeout(rpcTimeout).setReadRpcTimeout(rpcTimeout).setWriteRpcTimeout(rpcTimeout)
+        .build();
   }
 
   static SocketAddress remapped(SocketAddress to) throws IOException {
@@ -169,6 +175,7 @@ public class FaultFacts {
     conf.set("hbase.rpc.write.timeout", rpcTimeout);
     conf.set("hbase.client.operation.timeout", operationTimeout);
     FaultFacts.operationTimeout = Integer.parseInt(operationTimeout);
+    FaultFacts.rpcTimeout = Integer.parseInt(rpcTimeout);
     if (failedServersExpiry != null) {
       conf.set("hbase.ipc.client.failed.servers.expiry", failedServersExpiry);
     }
@@ -211,6 +218,10 @@ public class FaultFacts {
   static String run(Connection conn, String[] c) throws Exception {
     if (c[0].equals("operation-timeout")) {
       operationTimeout = Integer.parseInt(c[1]);
+      return "";
+    }
+    if (c[0].equals("rpc-timeout")) {
+      rpcTimeout = Integer.parseInt(c[1]);
       return "";
     }
     TableName tn = TableName.valueOf(c[1]);
