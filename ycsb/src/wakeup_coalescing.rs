@@ -10,7 +10,9 @@
 //! fewer and fuller. The cost is latency: an answer that arrives while the thread sleeps
 //! waits up to N µs. With many operations in flight against a server that sets the pace,
 //! that wait mostly replaces a wait in the server's queue; with few in flight, it adds to
-//! every operation. Off (0) by default.
+//! every operation. A sleep as long as the server takes to answer every operation in flight
+//! empties that queue and leaves the server idle: keep N under about half the run's average
+//! latency without it. Off (0) by default.
 //!
 //! The sleep is a park hook of the runtime: it runs whenever the thread has nothing to run,
 //! so it also delays what wakes the runtime from elsewhere (a `-target` run's pacer, the
