@@ -25,10 +25,10 @@
 //! | `hbase.client.scanner.caching` | [`ClientConfigBuilder::scanner_caching`] |
 //! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
 //! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
-//! | `hbase.client.locate.prefetch.limit` | [`ClientConfigBuilder::meta_prefetch`] |
-//! | `hbase.ipc.client.failed.servers.expiry` (ms; 0: off) | [`ClientConfigBuilder::failed_server_expiry`] |
-//! | `hbase.ipc.client.socket.timeout.connect` (ms) | [`ClientConfigBuilder::connect_timeout`] |
-//! | `zookeeper.session.timeout` (ms) | [`ClientConfigBuilder::zk_session_timeout`] |
+//! | `hbase.client.locate.prefetch.limit` (≤ 0: 1) | [`ClientConfigBuilder::meta_prefetch`] |
+//! | `hbase.ipc.client.failed.servers.expiry` (ms; 0, or below 0: off) | [`ClientConfigBuilder::failed_server_expiry`] |
+//! | `hbase.ipc.client.socket.timeout.connect` (ms; above 0) | [`ClientConfigBuilder::connect_timeout`] |
+//! | `zookeeper.session.timeout` (ms; above 0) | [`ClientConfigBuilder::zk_session_timeout`] |
 //! | `hbase.client.rpc.compressor` | [`ClientConfigBuilder::cellblock_compression`] (`SnappyCodec`) |
 //! | `hbase.client.registry.impl` | [`ClientConfigBuilder::registry`]: `…ZKConnectionRegistry` (default) → [`Registry::ZooKeeper`]; `…RpcConnectionRegistry` or `…MasterRegistry` → [`Registry::Rpc`] |
 //! | `hbase.client.bootstrap.servers` (else `hbase.masters`) | [`ClientConfigBuilder::bootstrap_servers`]: the RPC registry's servers, `host:port,…` |
@@ -61,8 +61,12 @@
 //! 0 retries here, where Java keeps the negative number (both make one attempt);
 //! `hbase.client.write.buffer.periodicflush.timeout.ms` is milliseconds here, as
 //! `hbase-default.xml` documents it and Java's blocking `BufferedMutator` reads it, where
-//! Java's async client (2.6.4) keeps the number as nanoseconds; an external entity (below);
-//! two settings the Java client reads are not read here, their values fixed:
+//! Java's async client (2.6.4) keeps the number as nanoseconds;
+//! `hbase.client.locate.prefetch.limit` of 0 or less is 1 here, where Java keeps the number;
+//! a negative `hbase.ipc.client.failed.servers.expiry` is 0 (off) here, where Java keeps it
+//! (its failed servers expire at once); a `<!DOCTYPE>` that declares entities or names an
+//! external DTD is refused here (below), where Hadoop reads it; and two settings the Java
+//! client reads are not read here, their values fixed:
 //! `hbase.client.meta.max.concurrent.locate.per.table` (8, Java's default) and
 //! `hbase.client.bootstrap.refresh_interval_secs` (300, Java's default).
 //!
@@ -72,11 +76,19 @@
 //! set, and a property marked `<final>true</final>` keeps its first value (one without a value
 //! too: the name is final, with no value). Hadoop does not check the file's structure: it
 //! reads `<property>` elements wherever they are, under any root element, and so does this.
-//! A `<!DOCTYPE …>` is read as there, and the entities its internal subset declares are
-//! expanded; an external entity (`<!ENTITY x SYSTEM "file">`), whose file or URL Hadoop reads
-//! into the value, is refused here, naming the entity (this client reads no file an entity
-//! names). Default attributes declared in the internal subset (`<!ATTLIST …>`), which Hadoop's
-//! parser applies, are not applied here.
+//! A `<!DOCTYPE configuration>` is read as there, and so is one whose internal subset
+//! (`[…]`) only declares elements, attribute lists or notations, or holds comments. Two kinds
+//! are refused, naming the file, where Hadoop reads them. A document type that declares an
+//! entity (`<!ENTITY …>`, general or `%` parameter, used or not; one in a comment of such a
+//! file is refused too, as the error says): Hadoop expands its entities where they are used
+//! (up to 100,000 expansions, and reads the file or URL an external entity names), but this
+//! client reads no entity declarations, as the parser it uses bounds their expansion too
+//! loosely (a file of 2 KB took it 4 s, one of 5 KB more than ten minutes); write the value
+//! itself, or a `${name}` reference to a property. And a document type with an external ID
+//! (`SYSTEM "x.dtd"`, `PUBLIC "…" "x.dtd"`): Hadoop reads that DTD (the file is an error when
+//! missing, its entities and default attributes apply), but this client reads no file an XML
+//! declaration names. Default attributes declared in the internal subset (`<!ATTLIST …>`),
+//! which Hadoop's parser applies, are not applied here.
 //!
 //! XInclude is read as Hadoop reads it (`tests/hbase_site/xinclude/`): `<xi:include
 //! href="other.xml"/>` reads that file in place, its properties where the include is. A
@@ -210,45 +222,46 @@ fn env_with_default(spec: &str) -> Option<String> {
     Some(std::env::var(name).unwrap_or_else(|_| default.to_string()))
 }
 
-/// The Java type the Java client reads a number as: Hadoop's `getInt` or `getLong`.
+/// The Java type the Java client reads a number as: an `int` (Hadoop's `getInt`) or a `long`
+/// (its `getLong`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Java {
+enum JavaNumber {
     Int,
     Long,
 }
 
-impl Java {
+impl JavaNumber {
     fn type_name(self) -> &'static str {
         match self {
-            Java::Int => "int",
-            Java::Long => "long",
+            JavaNumber::Int => "int",
+            JavaNumber::Long => "long",
         }
     }
 
     fn min(self) -> i64 {
         match self {
-            Java::Int => i32::MIN.into(),
-            Java::Long => i64::MIN,
+            JavaNumber::Int => i32::MIN.into(),
+            JavaNumber::Long => i64::MIN,
         }
     }
 
     fn max(self) -> i64 {
         match self {
-            Java::Int => i32::MAX.into(),
-            Java::Long => i64::MAX,
+            JavaNumber::Int => i32::MAX.into(),
+            JavaNumber::Long => i64::MAX,
         }
     }
 }
 
 /// `value` as Hadoop's `Configuration.getInt` / `getLong` reads it (`tests/hbase_site.rs`
-/// runs the Java client beside this): the characters up to the space trimmed at both ends
-/// (Java's `String.trim`: spaces, tabs, line breaks and other control characters), then
+/// runs the Java client beside this): characters up to U+0020 trimmed at both ends, as Java's
+/// `String.trim` (spaces, tabs, line breaks and other control characters), then
 /// `0x` or `0X` after an optional `-` is hexadecimal (`-0x10` is -16; no `+` before the
 /// `0x`), else a decimal number with an optional `+` or `-`; it must fit the Java type.
 /// `None` where Java throws a `NumberFormatException`, an empty value included. (Java's
 /// parser also takes the digits of other scripts, such as `٣`; only ASCII digits are taken
 /// here.)
-fn java_integer(value: &str, java: Java) -> Option<i64> {
+fn java_integer(value: &str, java: JavaNumber) -> Option<i64> {
     let trimmed = value.trim_matches(|c: char| c <= ' ');
     let (negative, unsigned) = match trimmed.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -387,10 +400,10 @@ impl HbaseSite {
     }
 
     /// The value of `name` as the Java client reads it with Hadoop's `getInt` (`java` is
-    /// [`Java::Int`]) or `getLong` ([`Java::Long`]): see [`java_integer`]. `None` when unset; a
+    /// [`JavaNumber::Int`]) or `getLong` ([`JavaNumber::Long`]): see [`java_integer`]. `None` when unset; a
     /// value that is no such number (an empty one too) is an [`Error::InvalidInput`] naming
     /// the property, where Java throws a `NumberFormatException`.
-    fn integer(&self, name: &str, java: Java) -> Result<Option<i64>> {
+    fn integer(&self, name: &str, java: JavaNumber) -> Result<Option<i64>> {
         let Some(v) = self.get(name)? else {
             return Ok(None);
         };
@@ -398,7 +411,7 @@ impl HbaseSite {
             Some(n) => Ok(Some(n)),
             None => Err(invalid(format!(
                 "{name}={v:?} is not a number (the Java client reads it as a Java {}: decimal \
-                 or 0x hexadecimal, with an optional sign, from {} to {})",
+                 with an optional + or -, or 0x hexadecimal with an optional -, from {} to {})",
                 java.type_name(),
                 java.min(),
                 java.max()
@@ -407,7 +420,13 @@ impl HbaseSite {
     }
 
     /// [`integer`](Self::integer), refused below `least` (`what` says what the value is).
-    fn at_least(&self, name: &str, java: Java, least: i64, what: &str) -> Result<Option<i64>> {
+    fn at_least(
+        &self,
+        name: &str,
+        java: JavaNumber,
+        least: i64,
+        what: &str,
+    ) -> Result<Option<i64>> {
         match self.integer(name, java)? {
             Some(n) if n < least => Err(invalid(format!("{name}={n} is not {what}"))),
             other => Ok(other),
@@ -415,7 +434,7 @@ impl HbaseSite {
     }
 
     /// Milliseconds, read as [`integer`](Self::integer) reads them; 0 too when `allow_zero`.
-    fn millis(&self, name: &str, java: Java, allow_zero: bool) -> Result<Option<Duration>> {
+    fn millis(&self, name: &str, java: JavaNumber, allow_zero: bool) -> Result<Option<Duration>> {
         let (least, what) = if allow_zero {
             (0, "a number of milliseconds (0 or more)")
         } else {
@@ -429,7 +448,7 @@ impl HbaseSite {
     /// The ZooKeeper connect string: `host:port,…[/chroot]`.
     pub fn zk_quorum(&self) -> Result<String> {
         let port_name = "hbase.zookeeper.property.clientPort";
-        let port = match self.integer(port_name, Java::Int)? {
+        let port = match self.integer(port_name, JavaNumber::Int)? {
             Some(p) if (1..=65535).contains(&p) => p as u16,
             Some(p) => {
                 return Err(invalid(format!(
@@ -487,62 +506,67 @@ impl HbaseSite {
             }
             b = b.znode_parent(parent);
         }
-        // Each as the Java client reads it (`Java::Int`: Hadoop's getInt, `Java::Long`: its
+        // Each as the Java client reads it (`JavaNumber::Int`: Hadoop's getInt, `JavaNumber::Long`: its
         // getLong); the bounds are ours, where Java would take a value that breaks a client.
-        if let Some(t) = self.millis("hbase.rpc.timeout", Java::Int, false)? {
+        if let Some(t) = self.millis("hbase.rpc.timeout", JavaNumber::Int, false)? {
             b = b.rpc_timeout(t);
         }
-        if let Some(t) = self.millis("hbase.client.operation.timeout", Java::Int, false)? {
+        if let Some(t) = self.millis("hbase.client.operation.timeout", JavaNumber::Int, false)? {
             b = b.operation_timeout(t);
         }
-        if let Some(n) = self.integer("hbase.client.retries.number", Java::Int)? {
+        if let Some(n) = self.integer("hbase.client.retries.number", JavaNumber::Int)? {
             // Java's callers make max(1, retries + 1) attempts: a negative count is no retries.
             b = b.retries(n.max(0) as u32);
         }
-        if let Some(t) = self.millis("hbase.client.pause", Java::Long, true)? {
+        if let Some(t) = self.millis("hbase.client.pause", JavaNumber::Long, true)? {
             b = b.pause(t);
         }
         // As Java's ConnectionConfiguration: the new name, else the one deprecated in 2.5
         // (wherever each is in the file: the names are read in this order, not merged).
-        let overloaded =
-            match self.millis("hbase.client.pause.server.overloaded", Java::Long, true)? {
-                Some(t) => Some(t),
-                None => self.millis("hbase.client.pause.cqtbe", Java::Long, true)?,
-            };
+        let overloaded = match self.millis(
+            "hbase.client.pause.server.overloaded",
+            JavaNumber::Long,
+            true,
+        )? {
+            Some(t) => Some(t),
+            None => self.millis("hbase.client.pause.cqtbe", JavaNumber::Long, true)?,
+        };
         if let Some(t) = overloaded {
             b = b.pause_server_overloaded(t);
         }
         let positive = "a number above 0";
-        if let Some(n) = self.at_least("hbase.client.write.buffer", Java::Long, 1, positive)? {
+        if let Some(n) =
+            self.at_least("hbase.client.write.buffer", JavaNumber::Long, 1, positive)?
+        {
             b = b.write_buffer_size(usize::try_from(n).unwrap_or(usize::MAX));
         }
         let flush = "hbase.client.write.buffer.periodicflush.timeout.ms";
-        if let Some(t) = self.millis(flush, Java::Long, true)? {
+        if let Some(t) = self.millis(flush, JavaNumber::Long, true)? {
             b = b.write_buffer_periodic_flush(Some(t));
         }
-        if let Some(n) = self.integer("hbase.client.write.buffer.maxmutations", Java::Int)? {
+        if let Some(n) = self.integer("hbase.client.write.buffer.maxmutations", JavaNumber::Int)? {
             // HBase: -1 (or any value of 0 or less) means no count limit.
             b = b.write_buffer_max_mutations((n > 0).then_some(n as usize));
         }
         for (name, java, set) in [
             (
                 "hbase.client.max.perserver.tasks",
-                Java::Int,
+                JavaNumber::Int,
                 ClientConfigBuilder::max_tasks_per_server as fn(_, _) -> _,
             ),
             (
                 "hbase.client.max.perregion.tasks",
-                Java::Int,
+                JavaNumber::Int,
                 ClientConfigBuilder::max_tasks_per_region,
             ),
             (
                 "hbase.client.max.perrequest.heapsize",
-                Java::Long,
+                JavaNumber::Long,
                 ClientConfigBuilder::max_request_size,
             ),
             (
                 "hbase.client.max.perrequest.rows",
-                Java::Long,
+                JavaNumber::Long,
                 ClientConfigBuilder::max_request_rows,
             ),
         ] {
@@ -552,32 +576,52 @@ impl HbaseSite {
             }
         }
         let rows = "a number of rows above 0";
-        if let Some(n) = self.at_least("hbase.client.scanner.caching", Java::Int, 1, rows)? {
+        if let Some(n) = self.at_least("hbase.client.scanner.caching", JavaNumber::Int, 1, rows)? {
             b = b.scanner_caching(n as u32);
         }
         let size = "hbase.client.scanner.max.result.size";
-        if let Some(n) = self.at_least(size, Java::Long, 1, positive)? {
+        if let Some(n) = self.at_least(size, JavaNumber::Long, 1, positive)? {
             b = b.scanner_max_result_size(n as u64);
         }
-        if let Some(n) = self.integer("hbase.client.keyvalue.maxsize", Java::Int)? {
+        if let Some(n) = self.integer("hbase.client.keyvalue.maxsize", JavaNumber::Int)? {
             // HBase: a value of 0 or less turns the client-side check off.
             b = b.keyvalue_max_size(if n <= 0 { usize::MAX } else { n as usize });
         }
-        let regions = "a number of regions above 0";
+        // Java takes any int for these two: 0 or less prefetches no more than the region
+        // asked for (1 here; the builder clamps it), and a negative expiry makes Java's failed
+        // servers expire at once (0 here: off).
         let prefetch = "hbase.client.locate.prefetch.limit";
-        if let Some(n) = self.at_least(prefetch, Java::Int, 1, regions)? {
-            b = b.meta_prefetch(n as u32);
+        if let Some(n) = self.integer(prefetch, JavaNumber::Int)? {
+            b = b.meta_prefetch(n.max(1) as u32);
         }
         let expiry = "hbase.ipc.client.failed.servers.expiry";
-        if let Some(t) = self.millis(expiry, Java::Int, true)? {
-            b = b.failed_server_expiry(t);
+        if let Some(n) = self.integer(expiry, JavaNumber::Int)? {
+            b = b.failed_server_expiry(Duration::from_millis(n.max(0) as u64));
         }
-        let connect = "hbase.ipc.client.socket.timeout.connect";
-        if let Some(t) = self.millis(connect, Java::Int, false)? {
-            b = b.connect_timeout(t);
-        }
-        if let Some(t) = self.millis("zookeeper.session.timeout", Java::Int, false)? {
-            b = b.zk_session_timeout(t);
+        // Java passes these on as they are; here a connect and a ZooKeeper session each need
+        // a timeout.
+        for (name, what, set) in [
+            (
+                "hbase.ipc.client.socket.timeout.connect",
+                "connect",
+                ClientConfigBuilder::connect_timeout as fn(_, _) -> _,
+            ),
+            (
+                "zookeeper.session.timeout",
+                "session",
+                ClientConfigBuilder::zk_session_timeout,
+            ),
+        ] {
+            match self.integer(name, JavaNumber::Int)? {
+                Some(n) if n <= 0 => {
+                    return Err(invalid(format!(
+                        "{name}={n}: this client needs a {what} timeout, a number of \
+                         milliseconds above 0 (it has no setting for none)"
+                    )))
+                }
+                Some(n) => b = set(b, Duration::from_millis(n as u64)),
+                None => {}
+            }
         }
         if let Some(codec) = self.get("hbase.client.rpc.compressor")? {
             let codec = codec.trim();
@@ -991,20 +1035,12 @@ mod tests {
                 "hbase.client.write.buffer=\"  \" is not a number",
             ),
             (
-                vec![("hbase.client.locate.prefetch.limit", "0")],
-                "hbase.client.locate.prefetch.limit=0",
-            ),
-            (
                 vec![("hbase.ipc.client.socket.timeout.connect", "0")],
-                "hbase.ipc.client.socket.timeout.connect=0",
+                "hbase.ipc.client.socket.timeout.connect=0: this client needs a connect timeout",
             ),
             (
                 vec![("zookeeper.session.timeout", "-1")],
-                "zookeeper.session.timeout=-1",
-            ),
-            (
-                vec![("hbase.ipc.client.failed.servers.expiry", "-0x1")],
-                "hbase.ipc.client.failed.servers.expiry=-1",
+                "zookeeper.session.timeout=-1: this client needs a session timeout",
             ),
             (vec![("hbase.client.pause", "1.5")], "hbase.client.pause"),
             (
@@ -1077,8 +1113,12 @@ mod tests {
             ("2147483648", None, Some(2147483648)),
             ("0xffffffff", None, Some(0xffff_ffff)),
         ] {
-            assert_eq!(java_integer(value, Java::Int), int, "int {value:?}");
-            assert_eq!(java_integer(value, Java::Long), long, "long {value:?}");
+            assert_eq!(java_integer(value, JavaNumber::Int), int, "int {value:?}");
+            assert_eq!(
+                java_integer(value, JavaNumber::Long),
+                long,
+                "long {value:?}"
+            );
         }
         // Not numbers to Java either (Java's trim stops at U+0020: a no-break space stays).
         for value in [
@@ -1096,8 +1136,8 @@ mod tests {
             "\u{a0}5",
         ] {
             let (int, long) = (
-                java_integer(value, Java::Int),
-                java_integer(value, Java::Long),
+                java_integer(value, JavaNumber::Int),
+                java_integer(value, JavaNumber::Long),
             );
             assert_eq!((int, long), (None, None), "{value:?}");
         }
@@ -1131,42 +1171,100 @@ mod tests {
         assert_eq!(c.failed_server_expiry(), Duration::ZERO);
         assert_eq!(c.connect_timeout(), Duration::from_secs(3));
         assert_eq!(c.zk_session_timeout(), Duration::from_secs(60));
+        // Values Java takes that mean little: no prefetch is the one region asked for, and a
+        // negative expiry (Java's entries expire at once) is none.
+        for (prefetch, expiry) in [("0", "-0x1"), ("-5", "-2147483648")] {
+            let c = config(&[
+                ("hbase.client.locate.prefetch.limit", prefetch),
+                ("hbase.ipc.client.failed.servers.expiry", expiry),
+            ])
+            .unwrap();
+            assert_eq!(c.meta_prefetch(), 1, "{prefetch}");
+            assert_eq!(c.failed_server_expiry(), Duration::ZERO, "{expiry}");
+        }
     }
 
-    /// A `<!DOCTYPE>` is read as Hadoop reads it, the entities of its internal subset
-    /// expanded; an external entity (which Hadoop reads from the file it names) is refused,
-    /// and so is a nest of entities that would expand without bound.
+    /// The error of parsing `xml`, which must be an `InvalidInput`.
+    fn refused(xml: &str) -> String {
+        match HbaseSite::parse(xml) {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("{xml}: expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    /// A `<!DOCTYPE>` is read as Hadoop reads it when it declares no entities and names no
+    /// file; an entity declaration (which Hadoop expands) and an external DTD (which Hadoop
+    /// reads) are refused before the document is parsed, saying why.
     #[test]
     fn document_types_and_entities() {
-        let s = HbaseSite::parse(
-            "<?xml version=\"1.0\"?>\n<!DOCTYPE configuration [<!ENTITY t \"30000\">]>\n\
-             <configuration><property><name>hbase.rpc.timeout</name><value>&t;</value></property>\
-             </configuration>",
-        )
-        .unwrap();
-        assert_eq!(s.raw("hbase.rpc.timeout"), Some("30000"));
-        let plain = "<!DOCTYPE configuration><configuration><property><name>a</name>\
-                     <value>b</value></property></configuration>";
-        assert_eq!(HbaseSite::parse(plain).unwrap().raw("a"), Some("b"));
-        let external = "<!DOCTYPE configuration [<!ENTITY t SYSTEM \"/etc/hostname\">]>\
-                        <configuration><property><name>a</name><value>&t;</value></property>\
+        let property = "<configuration><property><name>a</name><value>b</value></property>\
                         </configuration>";
-        match HbaseSite::parse(external) {
-            Err(Error::InvalidInput(m)) => {
-                assert!(m.contains("'t'") && m.contains("external entities"), "{m}")
-            }
-            other => panic!("{other:?}"),
+        for accepted in [
+            "<!DOCTYPE configuration>".to_string(),
+            "<?xml version=\"1.0\"?>\n<!-- before -->\n<!DOCTYPE configuration [\n\
+             <!-- a comment: ' ] -->\n<!ELEMENT configuration (property*)>\n\
+             <!ATTLIST configuration note CDATA \"x ] y\">\n<?pi ]?>\n]>"
+                .to_string(),
+        ] {
+            let s = HbaseSite::parse(&format!("{accepted}{property}")).unwrap();
+            assert_eq!(s.raw("a"), Some("b"), "{accepted}");
         }
+        // An entity declaration of any kind, here used or not, is refused, naming the text.
+        let says = |m: &str| {
+            m.contains("the text given to HbaseSite::parse")
+                && m.contains("entity declarations")
+                && m.contains("${name}")
+        };
+        for declared in [
+            "<!DOCTYPE configuration [<!ENTITY t \"30000\">]>",
+            "<!DOCTYPE configuration [<!ENTITY t SYSTEM \"/etc/hostname\">]>",
+            "<!DOCTYPE configuration [\n<!ELEMENT configuration ANY>\n<!ENTITY % p \"x\">]>",
+            // roxmltree skips an element or attribute list declaration to its `>`, quotes and
+            // all: a scan that skipped quoted text would miss this declaration.
+            "<!DOCTYPE configuration [<!ELEMENT x '> <!ENTITY t \"1\"> <!ELEMENT y '>]>",
+            // Not a declaration, but refused all the same (a false refusal, said clearly).
+            "<!DOCTYPE configuration [<!-- <!ENTITY t \"1\"> -->]>",
+        ] {
+            let m = refused(&format!("{declared}{property}"));
+            assert!(says(&m), "{declared}: {m}");
+        }
+        // A billion laughs: depth.
         let mut laughs = String::from("<!DOCTYPE configuration [<!ENTITY l0 \"ha\">");
         for i in 1..10 {
             let refs = format!("&l{};", i - 1).repeat(10);
             laughs.push_str(&format!("<!ENTITY l{i} \"{refs}\">"));
         }
         laughs.push_str("]><configuration><property><name>a</name><value>&l9;</value></property></configuration>");
-        assert!(matches!(
-            HbaseSite::parse(&laughs),
-            Err(Error::InvalidInput(_))
-        ));
+        assert!(says(&refused(&laughs)));
+        // Breadth, within every bound roxmltree has (10 levels, 255 references under one):
+        // 16 references to 254 of 1,000 bytes, 4 MB from 2 KB, which roxmltree expanded in
+        // 4 s (1,000 references: minutes). Refused at once.
+        let breadth = format!(
+            "<!DOCTYPE configuration [<!ENTITY b \"{}\"><!ENTITY a \"{}\">]>\
+             <configuration><property><name>a</name><value>{}</value></property></configuration>",
+            "x".repeat(1000),
+            "&b;".repeat(254),
+            "&a;".repeat(16)
+        );
+        let started = std::time::Instant::now();
+        assert!(says(&refused(&breadth)));
+        assert!(started.elapsed() < Duration::from_millis(500));
+        // An external DTD, which Hadoop reads (its entities and default attributes applied).
+        for external in [
+            "<!DOCTYPE configuration SYSTEM \"configuration.dtd\">",
+            "<!DOCTYPE configuration PUBLIC \"-//x//y//EN\" \"http://h/c.dtd\" []>",
+        ] {
+            let m = refused(&format!("{external}{property}"));
+            assert!(
+                m.contains("external DTD") && m.contains("reads no file"),
+                "{m}"
+            );
+        }
+        // An entity no declaration defines.
+        let m = refused(
+            "<configuration><property><name>a</name><value>&t;</value></property></configuration>",
+        );
+        assert!(m.contains("'t'") && m.contains("${t}"), "{m}");
     }
 
     #[test]

@@ -90,11 +90,19 @@ impl Reading {
     /// The definitions of one document (`path`: its file, if any), each with its own state, as
     /// Hadoop runs a parser of its own for each included file.
     fn document(&mut self, xml: &str, path: Option<&Path>) -> Result<Vec<Definition>> {
-        // A document type declaration is read as Hadoop reads it (an internal subset's
-        // entities are expanded where they are used), but an external entity is not: Hadoop
-        // reads the file or URL it names, roxmltree never does, and so it is an unknown entity
-        // here, which the error says. roxmltree bounds entity expansion (10 levels, 255
-        // references under one reference), as Hadoop's parser does (100,000 expansions).
+        // A document type declaration is read when it only names the root element and, in an
+        // internal subset, declares elements, attribute lists or notations (or holds comments):
+        // roxmltree skips those (Hadoop's parser applies the default attributes an attribute
+        // list declares; this does not). Two kinds are refused here, before roxmltree sees the
+        // text, where Hadoop reads them. An entity declaration: Hadoop expands the entities (up
+        // to 100,000 expansions), but roxmltree's expansion has no overall bound (10 levels,
+        // 255 references under one reference, and any number of references at the top, each
+        // appended at a cost that grows with the text so far): a 2 KB file took it 4 s, one of
+        // 5 KB more than ten minutes. An external DTD (`SYSTEM "x.dtd"` or `PUBLIC … "x.dtd"`):
+        // Hadoop reads that file (an error when it is missing) and applies its entities and
+        // default attributes, roxmltree would silently ignore it; this client reads no file an
+        // XML declaration names.
+        document_type(xml).map_err(|why| invalid(format!("{}: {why}", label(path))))?;
         let options = roxmltree::ParsingOptions {
             allow_dtd: true,
             ..roxmltree::ParsingOptions::default()
@@ -102,10 +110,9 @@ impl Reading {
         let doc = roxmltree::Document::parse_with_options(xml, options).map_err(|e| {
             let why = match &e {
                 roxmltree::Error::UnknownEntityReference(name, _) => format!(
-                    "{e} (an entity the file does not define in its <!DOCTYPE> is not read: \
-                     external entities, which Hadoop reads from the file or URL they name, \
-                     are not read here; write the value itself, or `${{{name}}}` with a \
-                     property named {name})"
+                    "{e} (this client reads no entity but XML's own: &amp; &lt; &gt; &quot; \
+                     &apos;; write the value itself, or `${{{name}}}` with a property named \
+                     {name})"
                 ),
                 _ => e.to_string(),
             };
@@ -281,6 +288,65 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// Whether the `<!DOCTYPE …>` of `xml`, if it has one, is one this client reads (see
+/// `Reading::document`): why not, when it declares an entity or names an external DTD.
+///
+/// Entities: any `<!ENTITY` in a document that has a `<!DOCTYPE` counts, wherever it is, even
+/// in a comment (a false refusal, which the error makes plain). A scan of the internal subset
+/// alone would have to skip what roxmltree skips, and it skips an element or attribute list
+/// declaration to its `>`, quotes included (`<!ELEMENT x '>` is read), where a scan that
+/// skipped quoted text would miss the declarations after it.
+///
+/// An external DTD: the declaration is looked for in the prolog (after the XML declaration,
+/// comments and processing instructions), and anything after the root element's name before
+/// the internal subset or the end is an external ID. Text that is not XML is left to
+/// roxmltree's parser to refuse.
+fn document_type(xml: &str) -> std::result::Result<(), String> {
+    if xml.contains("<!DOCTYPE") && xml.contains("<!ENTITY") {
+        return Err(
+            "its <!DOCTYPE> declares entities (<!ENTITY …>, counted anywhere in the file, a \
+             comment too), and entity declarations are not read by this client (Hadoop expands \
+             the entities; their expansion is not bounded here): write the value itself, or a \
+             ${name} reference to a property holding it"
+                .into(),
+        );
+    }
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
+    let mut rest = xml.strip_prefix('\u{feff}').unwrap_or(xml);
+    // The XML declaration, comments and processing instructions before the document type.
+    loop {
+        rest = rest.trim_start_matches(is_space);
+        let (open, close) = if rest.starts_with("<!--") {
+            ("<!--", "-->")
+        } else if rest.starts_with("<?") {
+            ("<?", "?>")
+        } else {
+            break;
+        };
+        match rest[open.len()..].find(close) {
+            Some(at) => rest = &rest[open.len() + at + close.len()..],
+            None => return Ok(()),
+        }
+    }
+    let Some(declaration) = rest.strip_prefix("<!DOCTYPE") else {
+        return Ok(());
+    };
+    // The root element's name and any external ID, up to the internal subset or the end.
+    let header_end = declaration.find(['[', '>']).unwrap_or(declaration.len());
+    let header = &declaration[..header_end];
+    let mut words = header.split(is_space).filter(|w| !w.is_empty());
+    let root = words.next().unwrap_or("configuration");
+    if words.next().is_some() {
+        return Err(format!(
+            "its <!DOCTYPE{}> names an external DTD, which Hadoop reads (an error when the file \
+             is missing; its entities and default attributes applied), and this client reads no \
+             file an XML declaration names: write <!DOCTYPE {root}>, or none",
+            header.trim_end_matches(is_space),
+        ));
+    }
+    Ok(())
 }
 
 /// What an error calls the document at `path` (none: the text given to `parse`).
