@@ -291,7 +291,12 @@ impl State {
 }
 
 /// Whether the `<!DOCTYPE …>` of `xml`, if it has one, is one this client reads (see
-/// `Reading::document`): why not, when it declares an entity or names an external DTD.
+/// `Reading::document`): why not, when it declares an entity or an attribute list, or names an
+/// external DTD.
+///
+/// Attribute lists: refused as entities are (anywhere in a document with a `<!DOCTYPE>`), as
+/// Hadoop applies the default values they declare and roxmltree does not; one without a
+/// default (`#IMPLIED`) is refused too, a false refusal the error makes plain.
 ///
 /// Entities: any `<!ENTITY` in a document that has a `<!DOCTYPE` counts, wherever it is, even
 /// in a comment (a false refusal, which the error makes plain). A scan of the internal subset
@@ -310,6 +315,15 @@ fn document_type(xml: &str) -> std::result::Result<(), String> {
              comment too), and entity declarations are not read by this client (Hadoop expands \
              the entities; their expansion is not bounded here): write the value itself, or a \
              ${name} reference to a property holding it"
+                .into(),
+        );
+    }
+    if xml.contains("<!DOCTYPE") && xml.contains("<!ATTLIST") {
+        return Err(
+            "its <!DOCTYPE> declares attribute lists (<!ATTLIST …>, counted anywhere in the \
+             file, a comment too), whose default values Hadoop applies (a default `final` makes \
+             every property final) and this client's parser does not: remove them, and write \
+             the attributes on the elements themselves"
                 .into(),
         );
     }
