@@ -246,11 +246,39 @@ struct Shared {
     buffering: Buffering,
     durability: Durability,
     load_phase: bool,
+    /// How a failed put is told to be an insert or an update in a run.
+    put_kinds: PutKinds,
     errors_printed: AtomicU64,
 }
 
-/// One thread's write buffer: the mutator, and the rows it inserted (so that its failed puts
-/// are counted against INSERT or UPDATE; a failed delete names itself).
+/// How a run tells a failed buffered put an insert or an update (a failed delete names itself;
+/// in a load every put is an insert).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutKinds {
+    /// By its fields: a workload whose inserts write all `fields` fields and whose updates
+    /// write one (YCSB's `writeallfields=false`, `fieldcount` above 1). Exact, and nothing
+    /// is kept per write.
+    ByFields(usize),
+    /// By the rows each thread inserted in the run (the shell, whose writes name their own
+    /// fields, or a workload whose updates write every field): a row inserted and then updated
+    /// in one buffer counts as two inserts.
+    ByRows,
+}
+
+impl PutKinds {
+    /// What `fieldcount` and `writeallfields` allow for a workload run.
+    pub fn of_workload(fieldcount: usize, writeallfields: bool) -> PutKinds {
+        if writeallfields || fieldcount < 2 {
+            PutKinds::ByRows
+        } else {
+            PutKinds::ByFields(fieldcount)
+        }
+    }
+}
+
+/// One thread's write buffer: the mutator, and, with [`PutKinds::ByRows`], the rows it
+/// inserted (so that its failed puts are counted against INSERT or UPDATE; a failed delete
+/// names itself).
 struct ThreadBuffer {
     mutator: BufferedMutator,
     inserted: Arc<Mutex<HashSet<Bytes>>>,
@@ -269,28 +297,30 @@ struct FailureCounts {
 
 impl FailureCounts {
     /// A mutator config whose listener counts into `counts`: a failed delete as a delete (the
-    /// failure carries its mutation), a failed put of a row in `inserted` (or any, in a load)
-    /// as an insert, else as an update.
+    /// failure carries its mutation); a failed put as an insert in a load, else as `kinds`
+    /// says (by its fields, or when its row is in `inserted`), otherwise as an update.
     fn listening(
         config: MutatorConfig,
         counts: &Arc<FailureCounts>,
         load_phase: bool,
+        kinds: PutKinds,
         inserted: Option<Arc<Mutex<HashSet<Bytes>>>>,
     ) -> MutatorConfig {
         let counts = counts.clone();
         config.on_failure(move |f| {
-            let insert = || {
+            let insert = |put: &Put| {
                 load_phase
-                    || inserted
-                        .as_ref()
-                        .is_some_and(|rows| rows.lock().unwrap().contains(f.row()))
+                    || match kinds {
+                        PutKinds::ByFields(fields) => put.len() == fields,
+                        PutKinds::ByRows => inserted
+                            .as_ref()
+                            .is_some_and(|rows| rows.lock().unwrap().contains(f.row())),
+                    }
             };
-            let n = if matches!(f.mutation(), Mutation::Delete(_)) {
-                &counts.deletes
-            } else if insert() {
-                &counts.inserts
-            } else {
-                &counts.updates
+            let n = match f.mutation() {
+                Mutation::Delete(_) => &counts.deletes,
+                Mutation::Put(put) if insert(put) => &counts.inserts,
+                _ => &counts.updates,
             };
             n.fetch_add(1, Ordering::Relaxed);
         })
@@ -333,8 +363,14 @@ pub fn buffering_choice(p: &Properties) -> Result<(bool, bool), Error> {
 }
 
 impl HbaseDb {
-    /// Checks the table and its family, and sets up buffering. Nothing is written.
-    pub async fn open(client: &Client, p: &Properties, load_phase: bool) -> Result<HbaseDb, Error> {
+    /// Checks the table and its family, and sets up buffering. Nothing is written. `put_kinds`
+    /// says how a run's failed puts are told inserts or updates.
+    pub async fn open(
+        client: &Client,
+        p: &Properties,
+        load_phase: bool,
+        put_kinds: PutKinds,
+    ) -> Result<HbaseDb, Error> {
         let table_name = p.get_or("table", "usertable").trim().to_string();
         let cf = column_family(p)?;
         let name = TableName::parse(&table_name)
@@ -379,6 +415,7 @@ impl HbaseDb {
                 MutatorConfig::default().write_buffer_size(buffer),
                 &failed,
                 load_phase,
+                put_kinds,
                 None,
             );
             let m = client
@@ -397,6 +434,7 @@ impl HbaseDb {
                 buffering,
                 durability,
                 load_phase,
+                put_kinds,
                 errors_printed: AtomicU64::new(0),
             }),
             thread: None,
@@ -432,7 +470,7 @@ impl HbaseDb {
         let put = self.put(key, values);
         let res = match (&self.shared.buffering, &self.thread) {
             (Buffering::PerThread(_), Some(t)) => {
-                if insert && !self.shared.load_phase {
+                if insert && !self.shared.load_phase && self.shared.put_kinds == PutKinds::ByRows {
                     t.inserted.lock().unwrap().insert(put.row().clone());
                 }
                 t.mutator.mutate(put).await
@@ -593,6 +631,7 @@ impl Db for HbaseDb {
                     MutatorConfig::default().write_buffer_size(*size),
                     &failed,
                     self.shared.load_phase,
+                    self.shared.put_kinds,
                     Some(inserted.clone()),
                 );
                 self.shared

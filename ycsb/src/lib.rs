@@ -295,7 +295,7 @@ async fn run_shell(c: &CommonArgs, cli_props: &[(String, String)]) -> Result<Out
                 p.set("clientbuffering", "false");
             }
             let client = hbase::connect(&p, &classpath(c)).await?;
-            let db = hbase::HbaseDb::open(&client, &p, false).await?;
+            let db = hbase::HbaseDb::open(&client, &p, false, hbase::PutKinds::ByRows).await?;
             shell::run(db, table).await
         }
     }
@@ -709,7 +709,12 @@ async fn run_phase(
                     eprintln!("Created table {table} with {presplit} regions.");
                 }
             }
-            let db = hbase::HbaseDb::open(&client, &p, !transactions).await?;
+            // The workload has checked both already.
+            let put_kinds = hbase::PutKinds::of_workload(
+                p.i64_in("fieldcount", 10, 1, i64::MAX)? as usize,
+                p.bool_or("writeallfields", false)?,
+            );
+            let db = hbase::HbaseDb::open(&client, &p, !transactions, put_kinds).await?;
             starting()?;
             let before = client.stats();
             let mut result = run_workload(&cfg, workload, db, &measurements, coalesce_us).await?;

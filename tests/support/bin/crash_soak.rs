@@ -488,9 +488,17 @@ async fn soak(args: Args) -> i32 {
         ));
         let workload = Arc::new(CoreWorkload::new(&p, measurements.clone()).expect("workload"));
         let db = Recording {
-            inner: ycsb::hbase::HbaseDb::open(&client, &p, !transactions)
-                .await
-                .expect("open usertable"),
+            inner: ycsb::hbase::HbaseDb::open(
+                &client,
+                &p,
+                !transactions,
+                ycsb::hbase::PutKinds::of_workload(
+                    p.i64_in("fieldcount", 10, 1, i64::MAX).expect("fieldcount") as usize,
+                    p.bool_or("writeallfields", false).expect("writeallfields"),
+                ),
+            )
+            .await
+            .expect("open usertable"),
             base,
             writes: writes.clone(),
         };
