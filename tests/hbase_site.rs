@@ -408,32 +408,18 @@ fn configured_values_are_read_as_the_java_client_reads_them() {
     // nanoseconds (AsyncConnectionConfiguration of 2.6.4 copies getWriteBufferPeriodicFlushTimeoutMs
     // into writeBufferPeriodicFlushTimeoutNs), so 250 flushes after 250 ns; ours flushes after
     // 250 ms, as hbase-default.xml documents the setting and Java's blocking BufferedMutatorImpl
-    // reads it. Two settings this client does not read (its own constants, documented in the
-    // site.rs module): the meta lookups of one table in flight (8) and the RPC registry's refresh
-    // of its bootstrap servers (300 s). The same periodic flush at 0x80000000 ms (2147483648;
+    // reads it. The same periodic flush at 0x80000000 ms (2147483648;
     // the case proves the Java types: Java reads the setting as a long, or this line would be
     // an ERROR): Java's 2147483648 ns are 2147 ms. No meta prefetch: Java keeps 0, ours reads
     // it as 1 (the region asked for). A negative failed-server expiry: Java keeps -1 (its
     // entries expire at once), ours is 0 (off).
-    const KEPT: [(&str, &str, &str, &str); 7] = [
+    const KEPT: [(&str, &str, &str, &str); 5] = [
         ("negative.xml", "hbase.client.retries.number", "-1", "0"),
         (
             "plain.xml",
             "hbase.client.write.buffer.periodicflush.timeout.ms",
             "0",
             "250",
-        ),
-        (
-            "plain.xml",
-            "hbase.client.meta.max.concurrent.locate.per.table",
-            "4",
-            "8",
-        ),
-        (
-            "plain.xml",
-            "hbase.client.bootstrap.refresh_interval_secs",
-            "60",
-            "300",
         ),
         (
             "long_range.xml",
@@ -656,7 +642,7 @@ fn printed(c: &ClientConfig) -> Vec<(&'static str, String)> {
         ),
         (
             "hbase.client.meta.max.concurrent.locate.per.table",
-            client_oracle::meta_lookups_per_table().to_string(),
+            c.meta_lookups_per_table().to_string(),
         ),
         (
             "hbase.client.locate.prefetch.limit",
@@ -673,9 +659,7 @@ fn printed(c: &ClientConfig) -> Vec<(&'static str, String)> {
         ("zookeeper.session.timeout", ms(c.zk_session_timeout())),
         (
             "hbase.client.bootstrap.refresh_interval_secs",
-            client_oracle::bootstrap_refresh_interval()
-                .as_secs()
-                .to_string(),
+            c.bootstrap_refresh_interval().as_secs().to_string(),
         ),
         (
             "RETRY_BACKOFF",

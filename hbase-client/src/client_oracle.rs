@@ -8,18 +8,6 @@ use crate::error::{Error, RemoteException, Result};
 use crate::ops::Mutation;
 use crate::runtime::config::ClientConfig;
 
-/// Meta lookups of one table in flight at once (Java's
-/// `hbase.client.meta.max.concurrent.locate.per.table`).
-pub fn meta_lookups_per_table() -> usize {
-    crate::runtime::locator::LOOKUPS_PER_TABLE
-}
-
-/// How often the RPC registry asks for the bootstrap nodes again (Java's
-/// `hbase.client.bootstrap.refresh_interval_secs`).
-pub fn bootstrap_refresh_interval() -> Duration {
-    crate::runtime::rpc_registry::REFRESH_INTERVAL
-}
-
 /// The pause `config`'s default retry policy takes before attempt `attempt + 1` after a
 /// retried server exception (`NotServingRegionException`; with `overloaded`, a
 /// `CallQueueTooBigException` with the server's overloaded flag), or `None` when it gives up.

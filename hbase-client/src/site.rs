@@ -26,6 +26,8 @@
 //! | `hbase.client.scanner.max.result.size` (bytes) | [`ClientConfigBuilder::scanner_max_result_size`] |
 //! | `hbase.client.keyvalue.maxsize` (bytes; ≤ 0: no limit) | [`ClientConfigBuilder::keyvalue_max_size`] |
 //! | `hbase.client.locate.prefetch.limit` (≤ 0: 1) | [`ClientConfigBuilder::meta_prefetch`] |
+//! | `hbase.client.meta.max.concurrent.locate.per.table` (≤ 0: 1) | [`ClientConfigBuilder::meta_lookups_per_table`] |
+//! | `hbase.client.bootstrap.refresh_interval_secs` (s; ≤ 0: 1) | [`ClientConfigBuilder::bootstrap_refresh_interval`] |
 //! | `hbase.ipc.client.failed.servers.expiry` (ms; 0, or below 0: off) | [`ClientConfigBuilder::failed_server_expiry`] |
 //! | `hbase.ipc.client.socket.timeout.connect` (ms; above 0) | [`ClientConfigBuilder::connect_timeout`] |
 //! | `zookeeper.session.timeout` (ms; above 0) | [`ClientConfigBuilder::zk_session_timeout`] |
@@ -64,11 +66,10 @@
 //! Java's async client (2.6.4) keeps the number as nanoseconds;
 //! `hbase.client.locate.prefetch.limit` of 0 or less is 1 here, where Java keeps the number;
 //! a negative `hbase.ipc.client.failed.servers.expiry` is 0 (off) here, where Java keeps it
-//! (its failed servers expire at once); a `<!DOCTYPE>` that declares entities or names an
-//! external DTD is refused here (below), where Hadoop reads it; and two settings the Java
-//! client reads are not read here, their values fixed:
-//! `hbase.client.meta.max.concurrent.locate.per.table` (8, Java's default) and
-//! `hbase.client.bootstrap.refresh_interval_secs` (300, Java's default).
+//! (its failed servers expire at once); `hbase.client.meta.max.concurrent.locate.per.table`
+//! of 0 or less is 1 and `hbase.client.bootstrap.refresh_interval_secs` of 0 or less 1 s
+//! (not compared with Java); and a `<!DOCTYPE>` that declares entities or attribute lists or
+//! names an external DTD is refused here (below), where Hadoop reads it.
 //!
 //! The file is read as Hadoop's `Configuration` reads it (`tests/hbase_site.rs` runs Hadoop's
 //! beside this on the cases of `tests/hbase_site/`): names are trimmed, values are kept as
@@ -122,7 +123,7 @@ use crate::security::{Kerberos, Protection, Tls};
 mod xml;
 
 /// The properties this client reads; every other property is ignored.
-pub const HONOURED_PROPERTIES: [&str; 39] = [
+pub const HONOURED_PROPERTIES: [&str; 41] = [
     "hbase.zookeeper.quorum",
     "hbase.zookeeper.property.clientPort",
     "zookeeper.znode.parent",
@@ -143,6 +144,8 @@ pub const HONOURED_PROPERTIES: [&str; 39] = [
     "hbase.client.scanner.max.result.size",
     "hbase.client.keyvalue.maxsize",
     "hbase.client.locate.prefetch.limit",
+    "hbase.client.meta.max.concurrent.locate.per.table",
+    "hbase.client.bootstrap.refresh_interval_secs",
     "hbase.ipc.client.failed.servers.expiry",
     "hbase.ipc.client.socket.timeout.connect",
     "zookeeper.session.timeout",
@@ -598,6 +601,16 @@ impl HbaseSite {
         let expiry = "hbase.ipc.client.failed.servers.expiry";
         if let Some(n) = self.integer(expiry, JavaNumber::Int)? {
             b = b.failed_server_expiry(Duration::from_millis(n.max(0) as u64));
+        }
+        // 0 or less: at least one lookup, and a refresh at most every second (the builder
+        // clamps both), where Java keeps the number.
+        let lookups = "hbase.client.meta.max.concurrent.locate.per.table";
+        if let Some(n) = self.integer(lookups, JavaNumber::Int)? {
+            b = b.meta_lookups_per_table(n.max(1) as usize);
+        }
+        let refresh = "hbase.client.bootstrap.refresh_interval_secs";
+        if let Some(n) = self.integer(refresh, JavaNumber::Long)? {
+            b = b.bootstrap_refresh_interval(Duration::from_secs(n.max(1) as u64));
         }
         // Java passes these on as they are; here a connect and a ZooKeeper session each need
         // a timeout.
@@ -1166,8 +1179,12 @@ mod tests {
             ("hbase.ipc.client.failed.servers.expiry", "0"),
             ("hbase.ipc.client.socket.timeout.connect", "3000"),
             ("zookeeper.session.timeout", "60000"),
+            ("hbase.client.meta.max.concurrent.locate.per.table", "3"),
+            ("hbase.client.bootstrap.refresh_interval_secs", "45"),
         ])
         .unwrap();
+        assert_eq!(c.meta_lookups_per_table(), 3);
+        assert_eq!(c.bootstrap_refresh_interval(), Duration::from_secs(45));
         assert_eq!(c.meta_prefetch(), 20);
         assert_eq!(c.failed_server_expiry(), Duration::ZERO);
         assert_eq!(c.connect_timeout(), Duration::from_secs(3));
@@ -1178,10 +1195,14 @@ mod tests {
             let c = config(&[
                 ("hbase.client.locate.prefetch.limit", prefetch),
                 ("hbase.ipc.client.failed.servers.expiry", expiry),
+                ("hbase.client.meta.max.concurrent.locate.per.table", prefetch),
+                ("hbase.client.bootstrap.refresh_interval_secs", prefetch),
             ])
             .unwrap();
             assert_eq!(c.meta_prefetch(), 1, "{prefetch}");
             assert_eq!(c.failed_server_expiry(), Duration::ZERO, "{expiry}");
+            assert_eq!(c.meta_lookups_per_table(), 1, "{prefetch}");
+            assert_eq!(c.bootstrap_refresh_interval(), Duration::from_secs(1));
         }
     }
 

@@ -44,6 +44,8 @@ pub struct ClientConfig {
     pub(crate) pause: Duration,
     pub(crate) pause_server_overloaded: Option<Duration>,
     pub(crate) meta_prefetch: u32,
+    pub(crate) meta_lookups_per_table: usize,
+    pub(crate) bootstrap_refresh_interval: Duration,
     pub(crate) address_mapper: Option<AddressMapper>,
     pub(crate) compression: CellBlockCompression,
     pub(crate) max_in_flight_per_server: usize,
@@ -81,6 +83,11 @@ impl fmt::Debug for ClientConfig {
             .field("pause", &self.pause)
             .field("pause_server_overloaded", &self.pause_server_overloaded())
             .field("meta_prefetch", &self.meta_prefetch)
+            .field("meta_lookups_per_table", &self.meta_lookups_per_table)
+            .field(
+                "bootstrap_refresh_interval",
+                &self.bootstrap_refresh_interval,
+            )
             .field("address_mapper", &self.address_mapper.is_some())
             .field("compression", &self.compression)
             .field("max_in_flight_per_server", &self.max_in_flight_per_server)
@@ -129,6 +136,8 @@ impl ClientConfig {
                 pause: Duration::from_millis(100),
                 pause_server_overloaded: None,
                 meta_prefetch: 10,
+                meta_lookups_per_table: 8,
+                bootstrap_refresh_interval: Duration::from_secs(300),
                 address_mapper: None,
                 compression: CellBlockCompression::None,
                 max_in_flight_per_server: 64,
@@ -234,6 +243,16 @@ impl ClientConfig {
     /// Regions fetched per meta lookup.
     pub fn meta_prefetch(&self) -> u32 {
         self.meta_prefetch
+    }
+
+    /// Meta lookups of one table running at once.
+    pub fn meta_lookups_per_table(&self) -> usize {
+        self.meta_lookups_per_table
+    }
+
+    /// How often the RPC registry asks the cluster for its bootstrap nodes again.
+    pub fn bootstrap_refresh_interval(&self) -> Duration {
+        self.bootstrap_refresh_interval
     }
 
     /// How long callers fail at once after a failed connect to a server.
@@ -446,6 +465,22 @@ impl ClientConfigBuilder {
     /// `hbase.client.locate.prefetch.limit`.
     pub fn meta_prefetch(mut self, regions: u32) -> Self {
         self.config.meta_prefetch = regions.max(1);
+        self
+    }
+
+    /// Meta lookups of one table that run at once; more wait for a turn (a lookup answers
+    /// every caller of its region). Default 8, as Java's
+    /// `hbase.client.meta.max.concurrent.locate.per.table`; at least 1.
+    pub fn meta_lookups_per_table(mut self, lookups: usize) -> Self {
+        self.config.meta_lookups_per_table = lookups.max(1);
+        self
+    }
+
+    /// How often the RPC connection registry ([`Registry::Rpc`]) asks the server that answered
+    /// for the cluster's bootstrap nodes again. Default 300 s, as Java's
+    /// `hbase.client.bootstrap.refresh_interval_secs`; at least 1 s.
+    pub fn bootstrap_refresh_interval(mut self, interval: Duration) -> Self {
+        self.config.bootstrap_refresh_interval = interval.max(Duration::from_secs(1));
         self
     }
 

@@ -29,8 +29,6 @@ use crate::runtime::registry::ConnectionRegistry;
 
 /// Priority of calls to `hbase:meta`, so they jump user calls in the server's queues.
 pub(crate) const META_PRIORITY: u32 = 200;
-/// Meta lookups of one table running at once.
-pub(crate) const LOOKUPS_PER_TABLE: usize = 8;
 /// HBase's largest row key (`HConstants.MAX_ROW_LENGTH`): a meta search key is a row of
 /// `hbase:meta`, and the server refuses longer ones.
 const MAX_ROW_LENGTH: usize = i16::MAX as usize;
@@ -251,7 +249,7 @@ impl MetaLocator {
         loop {
             // The first caller of a search key registers its lookup at once, so that every
             // later caller of that key waits for the same answer. It then waits, in its own
-            // future, for one of the table's turns to look meta up (at most LOOKUPS_PER_TABLE
+            // future, for one of the table's turns to look meta up (at most the config's
             // at once, as Java's async client), and only then spawns the lookup (a task, so
             // that the callers it answers do not depend on this one waiting). Spawning first
             // cost a cold client with 10,000 misses at once a waiting task (about 3 KB) per
@@ -359,7 +357,7 @@ impl Inner {
         let mut gates = self.per_table.lock().unwrap_or_else(|e| e.into_inner());
         gates
             .entry(table.clone())
-            .or_insert_with(|| Arc::new(Semaphore::new(LOOKUPS_PER_TABLE)))
+            .or_insert_with(|| Arc::new(Semaphore::new(self.config.meta_lookups_per_table)))
             .clone()
     }
 

@@ -25,12 +25,9 @@ use crate::runtime::pool::ConnectionPool;
 use crate::runtime::registry::{Answer, ConnectionRegistry};
 use std::sync::Arc;
 
-/// How often the bootstrap nodes are asked for again (as the Java client's default).
-pub(crate) const REFRESH_INTERVAL: Duration = Duration::from_secs(300);
-
 /// How long an answer waits for the refresh of the bootstrap nodes that follows it. A refresh
-/// that takes longer is given up until the next [`REFRESH_INTERVAL`]; the list stays as it
-/// was.
+/// that takes longer is given up until the next refresh interval
+/// ([`ClientConfig::bootstrap_refresh_interval`]); the list stays as it was.
 const REFRESH_WAIT: Duration = Duration::from_secs(1);
 
 pub(crate) struct RpcRegistry {
@@ -41,6 +38,8 @@ pub(crate) struct RpcRegistry {
     /// The server that answered last: asked first.
     preferred: Mutex<Option<ServerName>>,
     refreshed_at: Mutex<Option<Instant>>,
+    /// How often the bootstrap nodes are asked for again.
+    refresh_interval: Duration,
     pool: Arc<ConnectionPool>,
     connect_timeout: Duration,
     rpc_timeout: Duration,
@@ -73,6 +72,7 @@ impl RpcRegistry {
             configured,
             preferred: Mutex::new(None),
             refreshed_at: Mutex::new(None),
+            refresh_interval: config.bootstrap_refresh_interval,
             pool,
             connect_timeout: config.connect_timeout,
             rpc_timeout: config.rpc_timeout,
@@ -167,12 +167,12 @@ impl RpcRegistry {
     }
 
     /// Learns the cluster's bootstrap nodes from `server` (which just answered), at most every
-    /// [`REFRESH_INTERVAL`]. Servers that do not know the call (HBase before 2.5) leave the
+    /// refresh interval. Servers that do not know the call (HBase before 2.5) leave the
     /// list as configured.
     async fn refresh_if_due(&self, server: &ServerName, deadline: Instant) {
         {
             let mut at = lock(&self.refreshed_at);
-            if at.is_some_and(|t| t.elapsed() < REFRESH_INTERVAL) {
+            if at.is_some_and(|t| t.elapsed() < self.refresh_interval) {
                 return;
             }
             *at = Some(Instant::now());
