@@ -109,8 +109,9 @@ struct InFlight {
     exception: Option<(String, bool)>,
     /// Its response is to be cut in half and the connection closed.
     cut: bool,
-    /// Its response is to be held back for the late delay, without holding up the others.
-    late: bool,
+    /// Its response is to be held back this long (the late delay when the request was
+    /// picked), without holding up the others.
+    late: Option<Duration>,
 }
 
 /// The runtime switches and counters of one upstream server. Every switch takes effect at
@@ -124,6 +125,9 @@ pub struct ProxyControl {
     refuse: AtomicBool,
     /// The listener is closed: connects are refused by the kernel.
     closed: AtomicBool,
+    /// What the accept task has put in place: true once the port is held without a listener,
+    /// false once it listens again (see [`ProxyControl::closed_in_place`]).
+    closed_state: watch::Sender<bool>,
     /// Actions to run when a request a filter picks arrives (see [`ProxyControl::on_request`]).
     triggers: Mutex<Vec<(RequestFilter, Trigger)>>,
     freeze_new: AtomicBool,
@@ -172,6 +176,7 @@ impl ProxyControl {
             request_delay_ms: AtomicU64::new(0),
             refuse: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            closed_state: watch::channel(false).0,
             triggers: Mutex::new(Vec::new()),
             freeze_new: AtomicBool::new(false),
             frozen_below: AtomicU64::new(0),
@@ -242,15 +247,44 @@ impl ProxyControl {
 
     /// While on, the proxy's listener is closed: a client's connect fails at once with
     /// "connection refused" from the kernel, as when nothing listens on a server's port (the
-    /// proxy never sees these connects). Open connections are left alone (reset them too).
-    /// Switched off, the listener is bound again on the same port.
+    /// proxy never sees these connects). The port stays held (a socket bound to it, not
+    /// listening), so no other process can take it meanwhile. Open connections are left alone
+    /// (reset them too). Switched off, the held socket listens again.
+    ///
+    /// The switch takes effect in the proxy's accept task: wait for
+    /// [`closed_in_place`](Self::closed_in_place) before counting on refusals (a connect
+    /// queued before may still be accepted until then), and for
+    /// [`listening`](Self::listening) before counting on connects after switching it off.
     pub fn set_closed(&self, on: bool) {
         self.closed.store(on, SeqCst);
         self.changed();
     }
 
+    /// Waits until the listener closed by [`set_closed`](Self::set_closed) is gone: every
+    /// connection accepted before is counted (and reached by
+    /// [`reset_existing`](Self::reset_existing)), every new connect is refused.
+    pub async fn closed_in_place(&self) {
+        let mut state = self.closed_state.subscribe();
+        state
+            .wait_for(|closed| *closed)
+            .await
+            .expect("the control holds the sender");
+    }
+
+    /// Waits until the port listens again after [`set_closed`](Self::set_closed)`(false)` (or
+    /// [`clear`](Self::clear)); returns at once when it was never closed.
+    pub async fn listening(&self) {
+        let mut state = self.closed_state.subscribe();
+        state
+            .wait_for(|closed| !*closed)
+            .await
+            .expect("the control holds the sender");
+    }
+
     /// Runs `action` once, when the first request for which `filter` is true arrives (before
-    /// it is forwarded to the server).
+    /// it is forwarded to the server). Filters run under the triggers' lock (a filter must not
+    /// call `on_request`), the action after it on the connection's relay task: neither may
+    /// block; a switch like [`set_closed`](Self::set_closed) is fine.
     pub fn on_request(
         &self,
         filter: impl Fn(&RequestInfo) -> bool + Send + Sync + 'static,
@@ -274,10 +308,20 @@ impl ProxyControl {
     /// Waits until no connection to this server is open through the proxy (after
     /// [`reset_existing`](Self::reset_existing) with new ones refused: until every reset was
     /// sent).
+    /// Panics after 30 s.
     pub async fn no_live_connections(&self) {
-        while self.live() > 0 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let gone = tokio::time::timeout(Duration::from_secs(30), async {
+            while self.live() > 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await;
+        assert!(
+            gone.is_ok(),
+            "{} connection(s) to {} still open after 30 s",
+            self.live(),
+            self.upstream
+        );
     }
 
     /// Resets (RST) every connection open now.
@@ -393,7 +437,8 @@ impl ProxyControl {
 
     /// The responses to the next `count` requests for which `filter` is true reach the client
     /// `delay` (capped at 60 s) after the server gave them: a server slow for those calls
-    /// only. Other responses on the same connection are not held up behind them.
+    /// only. Other responses on the same connection are not held up behind them. Each request
+    /// keeps the delay in force when it was picked.
     pub fn answer_late_where(
         &self,
         delay: Duration,
@@ -479,6 +524,7 @@ impl ProxyControl {
         self.closed.store(false, SeqCst);
         lock(&self.triggers).clear();
         *lock(&self.late) = None;
+        self.late_ms.store(0, SeqCst);
         self.black_hole.store(false, SeqCst);
         self.hold_responses.store(false, SeqCst);
         self.truncate.store(0, SeqCst);
@@ -797,12 +843,17 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
         }
         if ctl.closed.load(SeqCst) {
             drop(listener);
+            let held = hold(local).await;
+            ctl.closed_state.send_replace(true);
             while ctl.closed.load(SeqCst) {
                 if changes.changed().await.is_err() {
                     return;
                 }
             }
-            listener = rebind(local, 1024).expect("rebind the proxy listener after closing it");
+            listener = held
+                .listen(1024)
+                .expect("listen again on the proxy's held port");
+            ctl.closed_state.send_replace(false);
             continue;
         }
         tokio::select! {
@@ -836,6 +887,28 @@ fn rebind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<TcpListen
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(backlog)
+}
+
+/// A socket bound to `addr` (the port reused, as by [`rebind`]) but not listening: the kernel
+/// refuses connects to it, and no other socket can take the port. Retried while the listener
+/// just dropped still holds the port (bounded: a bug becomes a message).
+async fn hold(addr: std::net::SocketAddr) -> tokio::net::TcpSocket {
+    let bind = || -> std::io::Result<tokio::net::TcpSocket> {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        Ok(socket)
+    };
+    let started = Instant::now();
+    loop {
+        match bind() {
+            Ok(socket) => return socket,
+            Err(e) if started.elapsed() > Duration::from_secs(30) => {
+                panic!("could not hold the proxy's port {addr} while closed: {e}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    }
 }
 
 /// Holds `addr` as a black hole until the switch goes off: a listener with backlog 0 whose
@@ -983,7 +1056,8 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                             // countdowns are kept for a response that reaches the client.
                             exception: (!drop_response).then(|| ctl.exception_for(req)).flatten(),
                             cut: !drop_response && ctl.should_cut(req),
-                            late: !drop_response && picks(&ctl.late, req),
+                            late: (!drop_response && picks(&ctl.late, req))
+                                .then(|| Duration::from_millis(ctl.late_ms.load(SeqCst))),
                         };
                         if ctl.counts_as_outstanding(req) {
                             methods.calls.insert(req.call_id, in_flight);
@@ -1103,13 +1177,9 @@ fn process_response(
     let tracked = call_id.and_then(|id| methods.calls.remove(&id));
     let answers = tracked.is_some() as u64;
     let in_flight = tracked.or_else(|| call_id.and_then(|id| untracked.remove(&id)));
-    let late = in_flight.as_ref().is_some_and(|c| c.late);
-    let due = Instant::now()
-        + if late {
-            Duration::from_millis(ctl.late_ms.load(SeqCst))
-        } else {
-            ctl.delay()
-        };
+    let late_by = in_flight.as_ref().and_then(|c| c.late);
+    let late = late_by.is_some();
+    let due = Instant::now() + late_by.unwrap_or_else(|| ctl.delay());
     if let Some((class, do_not_retry)) = lock(&ctl.connection_error).take() {
         ctl.injected.fetch_add(1, SeqCst);
         return Some(Outgoing {
