@@ -1195,7 +1195,10 @@ mod tests {
             let c = config(&[
                 ("hbase.client.locate.prefetch.limit", prefetch),
                 ("hbase.ipc.client.failed.servers.expiry", expiry),
-                ("hbase.client.meta.max.concurrent.locate.per.table", prefetch),
+                (
+                    "hbase.client.meta.max.concurrent.locate.per.table",
+                    prefetch,
+                ),
                 ("hbase.client.bootstrap.refresh_interval_secs", prefetch),
             ])
             .unwrap();
