@@ -618,7 +618,11 @@ async fn failed_buffered_run_writes_count_as_what_they_were() {
         )),
         "{inserts} inserts, {updates} updates:\n{stderr}\n{report}"
     );
-    assert_eq!(count(&report, "INSERT", "Return=ERROR"), inserts, "{report}");
+    assert_eq!(
+        count(&report, "INSERT", "Return=ERROR"),
+        inserts,
+        "{report}"
+    );
     client.admin().enable_table(&name).await.unwrap();
     hbase_it::drop_table(&client, &name).await;
 }
