@@ -59,8 +59,9 @@
 //! `hbase.regionserver.lease.period` (the old name of `hbase.client.scanner.timeout.period`);
 //! this client has no scanner timeout setting and reads neither.
 //!
-//! Differences we keep, each asserted by that test: a negative `hbase.client.retries.number` is
-//! 0 retries here, where Java keeps the negative number (both make one attempt);
+//! Differences we keep, asserted by that test unless said otherwise: a negative
+//! `hbase.client.retries.number` is 0 retries here, where Java keeps the negative number (both
+//! make one attempt);
 //! `hbase.client.write.buffer.periodicflush.timeout.ms` is milliseconds here, as
 //! `hbase-default.xml` documents it and Java's blocking `BufferedMutator` reads it, where
 //! Java's async client (2.6.4) keeps the number as nanoseconds;
@@ -69,7 +70,8 @@
 //! (its failed servers expire at once); `hbase.client.meta.max.concurrent.locate.per.table`
 //! of 0 or less is 1 and `hbase.client.bootstrap.refresh_interval_secs` of 0 or less 1 s
 //! (not compared with Java); and a `<!DOCTYPE>` that declares entities or attribute lists or
-//! names an external DTD is refused here (below), where Hadoop reads it.
+//! names an external DTD is refused here (below; attribute lists by a unit test only), where
+//! Hadoop reads it.
 //!
 //! The file is read as Hadoop's `Configuration` reads it (`tests/hbase_site.rs` runs Hadoop's
 //! beside this on the cases of `tests/hbase_site/`): names are trimmed, values are kept as

@@ -248,8 +248,9 @@ impl ProxyControl {
     /// While on, the proxy's listener is closed: a client's connect fails at once with
     /// "connection refused" from the kernel, as when nothing listens on a server's port (the
     /// proxy never sees these connects). The port stays held (a socket bound to it, not
-    /// listening), so no other process can take it meanwhile. Open connections are left alone
-    /// (reset them too). Switched off, the held socket listens again.
+    /// listening), so no ephemeral bind or outgoing connect can take it meanwhile. Open
+    /// connections are left alone (reset them too). Switched off, the held socket listens
+    /// again.
     ///
     /// The switch takes effect in the proxy's accept task: wait for
     /// [`closed_in_place`](Self::closed_in_place) before counting on refusals (a connect

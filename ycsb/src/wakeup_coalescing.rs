@@ -11,8 +11,8 @@
 //! waits up to N µs. With many operations in flight against a server that sets the pace,
 //! that wait mostly replaces a wait in the server's queue; with few in flight, it adds to
 //! every operation. A sleep as long as the server takes to answer every operation in flight
-//! empties that queue and leaves the server idle: keep N under about half the run's average
-//! latency without it. Off (0) by default.
+//! empties that queue and leaves the server idle, and even half of it costs throughput (README,
+//! Round 37): check the throughput beside the CPU. Off (0) by default.
 //!
 //! The sleep is a park hook of the runtime: it runs whenever the thread has nothing to run,
 //! so it also delays what wakes the runtime from elsewhere (a `-target` run's pacer, the

@@ -91,10 +91,10 @@ impl Reading {
     /// Hadoop runs a parser of its own for each included file.
     fn document(&mut self, xml: &str, path: Option<&Path>) -> Result<Vec<Definition>> {
         // A document type declaration is read when it only names the root element and, in an
-        // internal subset, declares elements, attribute lists or notations (or holds comments):
-        // roxmltree skips those (Hadoop's parser applies the default attributes an attribute
-        // list declares; this does not). Two kinds are refused here, before roxmltree sees the
-        // text, where Hadoop reads them. An entity declaration: Hadoop expands the entities (up
+        // internal subset, declares elements or notations (or holds comments): roxmltree skips
+        // those. Three kinds are refused here, before roxmltree sees the text, where Hadoop
+        // reads them. An attribute list declaration: Hadoop's parser applies the default
+        // attributes it declares, roxmltree does not. An entity declaration: Hadoop expands the entities (up
         // to 100,000 expansions), but roxmltree's expansion has no overall bound (10 levels,
         // 255 references under one reference, and any number of references at the top, each
         // appended at a cost that grows with the text so far): a 2 KB file took it 4 s, one of
