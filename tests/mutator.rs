@@ -239,47 +239,63 @@ async fn a_failure_carries_its_put_or_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_kept_are_bounded_and_counted() {
     bounded(120, async {
-        let client = hbase_it::client().await;
-        let name = hbase_it::unique_table("mut_fail_bound");
-        hbase_it::create_table(&client, &name, &[]).await;
-        let mutator = client
-            .buffered_mutator(
-                &name.to_string(),
-                MutatorConfig::default()
-                    .write_buffer_size(64 * 1024)
-                    .max_failures_kept(100),
-            )
-            .unwrap();
-        for i in 0..5000u32 {
-            mutator
-                .mutate(Put::new(format!("bad-{i:05}")).add("nope", "q", "v"))
-                .await
-                .unwrap();
-        }
-        match mutator.flush().await {
-            Err(Error::MutationsFailed { failures, dropped }) => {
-                assert_eq!(failures.len(), 100);
-                assert_eq!(dropped, 4900);
-                let long: Vec<usize> = failures
-                    .iter()
-                    .map(|f| f.error().remote().map_or(0, |r| r.message.len()))
-                    .collect();
-                let summary = failures[0].error().remote().unwrap().summary().len();
-                // One copy of the full message; the others keep its summary.
-                assert!(
-                    long.iter().filter(|&&l| l > summary).count() <= 1,
-                    "{long:?}"
-                );
-            }
-            other => panic!("expected failures, got {other:?}"),
-        }
-        mutator
-            .close()
-            .await
-            .expect("nothing failed since the flush");
-        hbase_it::drop_table(&client, &name).await;
+        let config = MutatorConfig::default()
+            .write_buffer_size(64 * 1024)
+            .max_failures_kept(100);
+        failing_puts(
+            "mut_fail_bound",
+            config,
+            5000,
+            Bytes::from_static(b"v"),
+            |result| match result {
+                Err(Error::MutationsFailed { failures, dropped }) => {
+                    assert_eq!(failures.len(), 100);
+                    assert_eq!(dropped, 4900);
+                    let long: Vec<usize> = failures
+                        .iter()
+                        .map(|f| f.error().remote().map_or(0, |r| r.message.len()))
+                        .collect();
+                    let summary = failures[0].error().remote().unwrap().summary().len();
+                    // One copy of the full message; the others keep its summary.
+                    assert!(
+                        long.iter().filter(|&&l| l > summary).count() <= 1,
+                        "{long:?}"
+                    );
+                }
+                other => panic!("expected failures, got {other:?}"),
+            },
+        )
+        .await;
     })
     .await;
+}
+
+/// Buffers `n` puts of `value` into a family the table lacks (each fails for good), hands
+/// the flush's result to `check`, then closes the mutator (nothing failed since) and drops
+/// the table.
+async fn failing_puts(
+    prefix: &str,
+    config: MutatorConfig,
+    n: u32,
+    value: Bytes,
+    check: impl FnOnce(hbase_client::Result<()>),
+) {
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table(prefix);
+    hbase_it::create_table(&client, &name, &[]).await;
+    let mutator = client.buffered_mutator(&name.to_string(), config).unwrap();
+    for i in 0..n {
+        mutator
+            .mutate(Put::new(format!("bad-{i:05}")).add("nope", "q", value.clone()))
+            .await
+            .unwrap();
+    }
+    check(mutator.flush().await);
+    mutator
+        .close()
+        .await
+        .expect("nothing failed since the flush");
+    hbase_it::drop_table(&client, &name).await;
 }
 
 /// Large puts failing en masse: the mutator keeps failures only while the mutations they hold
@@ -289,38 +305,26 @@ async fn failures_kept_are_bounded_and_counted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_kept_are_bounded_in_bytes_too() {
     bounded(120, async {
-        let client = hbase_it::client().await;
-        let name = hbase_it::unique_table("mut_fail_bytes");
-        hbase_it::create_table(&client, &name, &[]).await;
-        let mutator = client
-            .buffered_mutator(
-                &name.to_string(),
-                MutatorConfig::default()
-                    .write_buffer_size(1024 * 1024)
-                    .max_failure_bytes_kept(1_000_000),
-            )
-            .unwrap();
+        let config = MutatorConfig::default()
+            .write_buffer_size(1024 * 1024)
+            .max_failure_bytes_kept(1_000_000);
         let value = Bytes::from(vec![b'x'; 100_000]);
-        for i in 0..200u32 {
-            mutator
-                .mutate(Put::new(format!("big-{i:03}")).add("nope", "q", value.clone()))
-                .await
-                .unwrap();
-        }
-        match mutator.flush().await {
-            Err(Error::MutationsFailed { failures, dropped }) => {
-                assert_eq!((failures.len(), dropped), (10, 190));
-                for f in &failures {
-                    assert_eq!(f.error().kind(), ErrorKind::DoNotRetry, "{}", f.error());
+        failing_puts(
+            "mut_fail_bytes",
+            config,
+            200,
+            value,
+            |result| match result {
+                Err(Error::MutationsFailed { failures, dropped }) => {
+                    assert_eq!((failures.len(), dropped), (10, 190));
+                    for f in &failures {
+                        assert_eq!(f.error().kind(), ErrorKind::DoNotRetry, "{}", f.error());
+                    }
                 }
-            }
-            other => panic!("expected failures, got {other:?}"),
-        }
-        mutator
-            .close()
-            .await
-            .expect("nothing failed since the flush");
-        hbase_it::drop_table(&client, &name).await;
+                other => panic!("expected failures, got {other:?}"),
+            },
+        )
+        .await;
     })
     .await;
 }

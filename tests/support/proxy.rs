@@ -266,9 +266,10 @@ impl ProxyControl {
     /// [`reset_existing`](Self::reset_existing)), every new connect is refused.
     pub async fn closed_in_place(&self) {
         let mut state = self.closed_state.subscribe();
-        state
-            .wait_for(|closed| *closed)
+        // Bounded: the accept task that switches the state may have panicked.
+        tokio::time::timeout(Duration::from_secs(30), state.wait_for(|closed| *closed))
             .await
+            .expect("the port's switch did not happen within 30 s (its accept task ended?)")
             .expect("the control holds the sender");
     }
 
@@ -276,9 +277,10 @@ impl ProxyControl {
     /// [`clear`](Self::clear)); returns at once when it was never closed.
     pub async fn listening(&self) {
         let mut state = self.closed_state.subscribe();
-        state
-            .wait_for(|closed| !*closed)
+        // Bounded: the accept task that switches the state may have panicked.
+        tokio::time::timeout(Duration::from_secs(30), state.wait_for(|closed| !*closed))
             .await
+            .expect("the port's switch did not happen within 30 s (its accept task ended?)")
             .expect("the control holds the sender");
     }
 

@@ -709,11 +709,8 @@ async fn run_phase(
                     eprintln!("Created table {table} with {presplit} regions.");
                 }
             }
-            // The workload has checked both already.
-            let put_kinds = hbase::PutKinds::of_workload(
-                p.i64_in("fieldcount", 10, 1, i64::MAX)? as usize,
-                p.bool_or("writeallfields", false)?,
-            );
+            let put_kinds =
+                hbase::PutKinds::of_workload(workload.field_count(), workload.writes_all_fields());
             let db = hbase::HbaseDb::open(&client, &p, !transactions, put_kinds).await?;
             starting()?;
             let before = client.stats();

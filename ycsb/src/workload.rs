@@ -417,6 +417,16 @@ impl CoreWorkload {
         !self.op_chooser.is_empty()
     }
 
+    /// Fields an insert writes (`fieldcount`).
+    pub fn field_count(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// True when an update writes every field (`writeallfields`), else it writes one.
+    pub fn writes_all_fields(&self) -> bool {
+        self.write_all_fields
+    }
+
     /// Asks every task to stop after its current operation.
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::SeqCst);

@@ -470,9 +470,10 @@ impl ClientConfigBuilder {
 
     /// Meta lookups of one table that run at once; more wait for a turn (a lookup answers
     /// every caller of its region). Default 8, as Java's
-    /// `hbase.client.meta.max.concurrent.locate.per.table`; at least 1.
+    /// `hbase.client.meta.max.concurrent.locate.per.table`; at least 1 (at most what a tokio
+    /// semaphore holds).
     pub fn meta_lookups_per_table(mut self, lookups: usize) -> Self {
-        self.config.meta_lookups_per_table = lookups.max(1);
+        self.config.meta_lookups_per_table = lookups.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         self
     }
 
@@ -719,5 +720,26 @@ impl ClientConfigBuilder {
             )));
         }
         Ok(self.config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lookups per table are at least 1 and at most what the per-table semaphore can hold
+    /// (tokio's `Semaphore::new` panics above it, at the table's first lookup).
+    #[test]
+    fn meta_lookups_per_table_fit_a_semaphore() {
+        let lookups = |n| {
+            ClientConfig::builder("zk1:2181")
+                .meta_lookups_per_table(n)
+                .build()
+                .unwrap()
+                .meta_lookups_per_table()
+        };
+        assert_eq!(lookups(0), 1);
+        assert_eq!(lookups(usize::MAX), tokio::sync::Semaphore::MAX_PERMITS);
+        let _ = tokio::sync::Semaphore::new(lookups(usize::MAX));
     }
 }

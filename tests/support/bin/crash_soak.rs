@@ -493,8 +493,8 @@ async fn soak(args: Args) -> i32 {
                 &p,
                 !transactions,
                 ycsb::hbase::PutKinds::of_workload(
-                    p.i64_in("fieldcount", 10, 1, i64::MAX).expect("fieldcount") as usize,
-                    p.bool_or("writeallfields", false).expect("writeallfields"),
+                    workload.field_count(),
+                    workload.writes_all_fields(),
                 ),
             )
             .await
