@@ -749,7 +749,7 @@ async fn run_phase(
                 &path,
                 name,
                 measurements.base_wall(),
-                &hdr.logged_intervals(),
+                &measurements.hdr_log(hdr),
             )
             .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
         }

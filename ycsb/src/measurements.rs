@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use hdrhistogram::Histogram;
 
@@ -314,6 +314,8 @@ pub struct Measurements {
     record_from_ns: AtomicU64,
     /// What YCSB would print on stdout besides the report (raw measurements).
     stdout: Mutex<String>,
+    /// The measured window (after `base`): set when the run ends.
+    window: Mutex<Option<(Duration, Duration)>>,
 }
 
 impl Measurements {
@@ -335,6 +337,7 @@ impl Measurements {
             base_wall: SystemTime::now(),
             record_from_ns: AtomicU64::new(0),
             stdout: Mutex::new(String::new()),
+            window: Mutex::new(None),
         }
     }
 
@@ -370,6 +373,23 @@ impl Measurements {
             .record_from_ns
             .compare_exchange(from, 0, Ordering::Relaxed, Ordering::Relaxed);
         true
+    }
+
+    /// The run's measured window, `[from, to]`: RunTime's start (the end of any warm-up) and
+    /// its end. The HdrHistogram logs are stamped inside it ([`Measurements::hdr_log`]).
+    pub fn set_measured_window(&self, from: Instant, to: Instant) {
+        let since = |t: Instant| t.saturating_duration_since(self.base);
+        *self.window.lock().unwrap() = Some((since(from), since(to)));
+    }
+
+    /// The intervals of `hdr` for its HdrHistogram log: cut to the measured window once it is
+    /// set ([`crate::series::clamp_to_window`]), as kept before that.
+    pub fn hdr_log(&self, hdr: &HdrSeries) -> Vec<LoggedInterval> {
+        let intervals = hdr.logged_intervals();
+        match *self.window.lock().unwrap() {
+            Some((from, to)) => crate::series::clamp_to_window(&intervals, from, to),
+            None => intervals,
+        }
     }
 
     /// The wall-clock time the measurements started (base of the HdrHistogram logs).

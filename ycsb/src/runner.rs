@@ -432,6 +432,8 @@ pub async fn run<D: Db>(
         _ => start,
     };
     let runtime_ms = end.duration_since(measure_start).as_millis() as u64;
+    // The report's final interval takes come after `end`: the logs are stamped inside RunTime.
+    measurements.set_measured_window(measure_start, end);
     let ops = if warmup_end.is_some() {
         measured_ops.load(Ordering::SeqCst)
     } else {

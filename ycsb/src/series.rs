@@ -49,6 +49,31 @@ pub struct LoggedInterval {
     pub histogram: Histogram<u64>,
 }
 
+/// `intervals` cut to the measured window `[from, to]` (durations after the log's base). Samples
+/// are recorded only inside it (none before a warm-up ends, none after the run's last flush),
+/// but an interval is stamped when it is taken: the first one may have begun during the
+/// warm-up and the last one is taken after RunTime stopped. `ycsb merge` reads a run's window
+/// from its last interval's end and RunTime, so an interval stamped past the window shifts the
+/// window later and its operations count in proportion only.
+pub fn clamp_to_window(
+    intervals: &[LoggedInterval],
+    from: Duration,
+    to: Duration,
+) -> Vec<LoggedInterval> {
+    intervals
+        .iter()
+        .map(|i| {
+            let start = i.start.clamp(from, to.max(from));
+            let end = (i.start + i.duration).clamp(start, to.max(start));
+            LoggedInterval {
+                start,
+                duration: end - start,
+                histogram: i.histogram.clone(),
+            }
+        })
+        .collect()
+}
+
 /// Interval histograms per series: each recording thread writes to its own (threads take
 /// shards in turn), so the client threads' tasks on different tokio workers never contend for
 /// one lock; a status line or the report adds the shards up.
@@ -678,5 +703,42 @@ fn line(metric: &str, measurement: &str, value: Value) -> ReportLine {
         metric: metric.to_string(),
         measurement: measurement.to_string(),
         value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(start_ms: u64, len_ms: u64) -> LoggedInterval {
+        let mut histogram = new_histogram();
+        histogram.record(7).unwrap();
+        LoggedInterval {
+            start: Duration::from_millis(start_ms),
+            duration: Duration::from_millis(len_ms),
+            histogram,
+        }
+    }
+
+    fn span(i: &LoggedInterval) -> (u128, u128) {
+        (i.start.as_millis(), (i.start + i.duration).as_millis())
+    }
+
+    #[test]
+    fn intervals_are_cut_to_the_measured_window() {
+        let ms = Duration::from_millis;
+        // Begun during a warm-up that ended at 1,000 ms; taken 8 ms after RunTime stopped at
+        // 1,503 ms; one inside; one taken after the end.
+        let got = clamp_to_window(
+            &[interval(990, 300), interval(1_290, 221), interval(1_511, 2)],
+            ms(1_000),
+            ms(1_503),
+        );
+        let spans: Vec<_> = got.iter().map(span).collect();
+        assert_eq!(spans, [(1_000, 1_290), (1_290, 1_503), (1_503, 1_503)]);
+        assert!(got.iter().all(|i| i.histogram.len() == 1), "samples kept");
+        // Without a warm-up the window starts at 0: an interval inside is untouched.
+        let inside = clamp_to_window(&[interval(5, 10)], ms(0), ms(20));
+        assert_eq!(span(&inside[0]), (5, 15));
     }
 }
