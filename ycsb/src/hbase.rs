@@ -276,12 +276,12 @@ impl PutKinds {
     }
 }
 
-/// One thread's write buffer: the mutator, and, with [`PutKinds::ByRows`], the rows it
-/// inserted (so that its failed puts are counted against INSERT or UPDATE; a failed delete
+/// One thread's write buffer: the mutator, and, with [`PutKinds::ByRows`] in a run, the rows
+/// it inserted (so that its failed puts are counted against INSERT or UPDATE; a failed delete
 /// names itself).
 struct ThreadBuffer {
     mutator: BufferedMutator,
-    inserted: Arc<Mutex<HashSet<Bytes>>>,
+    inserted: Option<Arc<Mutex<HashSet<Bytes>>>>,
     failed: Arc<FailureCounts>,
 }
 
@@ -470,8 +470,8 @@ impl HbaseDb {
         let put = self.put(key, values);
         let res = match (&self.shared.buffering, &self.thread) {
             (Buffering::PerThread(_), Some(t)) => {
-                if insert && !self.shared.load_phase && self.shared.put_kinds == PutKinds::ByRows {
-                    t.inserted.lock().unwrap().insert(put.row().clone());
+                if let (true, Some(rows)) = (insert, &t.inserted) {
+                    rows.lock().unwrap().insert(put.row().clone());
                 }
                 t.mutator.mutate(put).await
             }
@@ -625,14 +625,17 @@ impl Db for HbaseDb {
     fn for_thread(&self) -> Self {
         let thread = match &self.shared.buffering {
             Buffering::PerThread(size) => {
-                let inserted = Arc::new(Mutex::new(HashSet::new()));
+                // A load counts every failed put as an insert; ByFields needs no rows.
+                let inserted = (!self.shared.load_phase
+                    && self.shared.put_kinds == PutKinds::ByRows)
+                    .then(|| Arc::new(Mutex::new(HashSet::new())));
                 let failed = Arc::new(FailureCounts::default());
                 let config = FailureCounts::listening(
                     MutatorConfig::default().write_buffer_size(*size),
                     &failed,
                     self.shared.load_phase,
                     self.shared.put_kinds,
-                    Some(inserted.clone()),
+                    inserted.clone(),
                 );
                 self.shared
                     .client
@@ -659,7 +662,9 @@ impl Db for HbaseDb {
             Some(t) => {
                 let result = t.mutator.close().await;
                 let outcome = self.count_failures(result, &t.failed);
-                t.inserted.lock().unwrap().clear();
+                if let Some(rows) = &t.inserted {
+                    rows.lock().unwrap().clear();
+                }
                 outcome
             }
             None => FlushOutcome::default(),

@@ -250,6 +250,11 @@ impl ClientConfig {
         self.meta_lookups_per_table
     }
 
+    /// Calls in flight at once on one server connection.
+    pub fn max_in_flight_per_server(&self) -> usize {
+        self.max_in_flight_per_server
+    }
+
     /// How often the RPC registry asks the cluster for its bootstrap nodes again.
     pub fn bootstrap_refresh_interval(&self) -> Duration {
         self.bootstrap_refresh_interval
@@ -493,7 +498,8 @@ impl ClientConfigBuilder {
     }
 
     /// Calls in flight at once on one server connection; further calls wait in the client, in
-    /// order, until one completes (the wait counts against the RPC timeout). Default 64.
+    /// order, until one completes (the wait counts against the RPC timeout). Default 64; at
+    /// least 1 (at most what a tokio semaphore holds).
     ///
     /// A region server rejects calls beyond its call queue (`CallQueueTooBigException`, by
     /// default 10 × `hbase.regionserver.handler.count`), and the client must then back off
@@ -501,7 +507,7 @@ impl ClientConfigBuilder {
     /// concurrent tasks, queueing here keeps the server busy
     /// without rejections.
     pub fn max_in_flight_per_server(mut self, calls: usize) -> Self {
-        self.config.max_in_flight_per_server = calls.max(1);
+        self.config.max_in_flight_per_server = calls.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         self
     }
 
@@ -741,5 +747,21 @@ mod tests {
         assert_eq!(lookups(0), 1);
         assert_eq!(lookups(usize::MAX), tokio::sync::Semaphore::MAX_PERMITS);
         let _ = tokio::sync::Semaphore::new(lookups(usize::MAX));
+    }
+
+    /// The same for calls in flight per server (the semaphore is made at the server's first
+    /// connection: a larger value panicked there).
+    #[test]
+    fn calls_in_flight_per_server_fit_a_semaphore() {
+        let calls = |n| {
+            ClientConfig::builder("zk1:2181")
+                .max_in_flight_per_server(n)
+                .build()
+                .unwrap()
+                .max_in_flight_per_server()
+        };
+        assert_eq!(calls(0), 1);
+        assert_eq!(calls(usize::MAX), tokio::sync::Semaphore::MAX_PERMITS);
+        let _ = tokio::sync::Semaphore::new(calls(usize::MAX));
     }
 }
