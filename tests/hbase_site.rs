@@ -445,13 +445,20 @@ fn configured_values_are_read_as_the_java_client_reads_them() {
     // 30000, which Java expands. An entity declared in the internal subset, and an external
     // one (Hadoop reads the file it names, external-timeout.txt): ours reads no entity
     // declarations. An external DTD (Hadoop reads configuration.dtd, which declares the
-    // entity): ours reads no file an XML declaration names.
+    // entity): ours reads no file an XML declaration names. An attribute list whose default
+    // makes every property final (Hadoop applies it, so the file's later values of both are
+    // ignored): ours applies no attribute defaults.
     type Lines = [(&'static str, &'static str); 2];
     const JAVA_READS: Lines = [
         ("hbase.client.retries.number", "7"),
         ("hbase.rpc.timeout", "30000"),
     ];
-    const KEPT_REFUSED: [(&str, Lines, &str); 3] = [
+    const KEPT_REFUSED: [(&str, Lines, &str); 4] = [
+        (
+            "doctype_attlist.xml",
+            JAVA_READS,
+            "declares attribute lists",
+        ),
         (
             "doctype_entity.xml",
             JAVA_READS,

@@ -70,8 +70,7 @@
 //! (its failed servers expire at once); `hbase.client.meta.max.concurrent.locate.per.table`
 //! of 0 or less is 1 and `hbase.client.bootstrap.refresh_interval_secs` of 0 or less 1 s
 //! (not compared with Java); and a `<!DOCTYPE>` that declares entities or attribute lists or
-//! names an external DTD is refused here (below; attribute lists by a unit test only), where
-//! Hadoop reads it.
+//! names an external DTD is refused here (below), where Hadoop reads it.
 //!
 //! The file is read as Hadoop's `Configuration` reads it (`tests/hbase_site.rs` runs Hadoop's
 //! beside this on the cases of `tests/hbase_site/`): names are trimmed, values are kept as
