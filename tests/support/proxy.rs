@@ -465,23 +465,28 @@ impl ProxyControl {
         self.changed();
     }
 
-    /// While on, new connections never complete the TCP handshake: the listener is replaced
-    /// by one whose accept queue is full, so the kernel drops the client's SYNs and its
-    /// `connect` hangs. Open connections are left alone (freeze or reset them too).
+    /// While on, new connections never complete the TCP handshake: the listener's accept
+    /// queue is full, so the kernel drops the client's SYNs and its `connect` hangs. Open
+    /// connections are left alone (freeze or reset them too); ones not accepted yet are reset.
     ///
     /// The switch takes effect in the proxy's accept task; wait for
     /// [`black_hole_armed`](Self::black_hole_armed) before making the client connect, or its
-    /// connect may reach the old listener, or find no listener (refused), or take the full
-    /// accept queue's one slot.
+    /// connect may be accepted before the hole is in place, or take the accept queue's one
+    /// slot.
     pub fn set_black_hole(&self, on: bool) {
         self.black_hole.store(on, SeqCst);
         self.changed();
     }
 
     /// Waits until the black hole switched on by [`set_black_hole`](Self::set_black_hole) is
-    /// in place (the listener replaced, its accept queue full).
+    /// in place (its accept queue full). Bounded: 30 s turn a bug into a panic.
     pub async fn black_hole_armed(&self) {
+        let started = Instant::now();
         while !self.black_hole_armed.load(SeqCst) {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the black hole was not armed within 30 s"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
@@ -839,9 +844,7 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
     let mut changes = ctl.changes.subscribe();
     loop {
         if ctl.black_hole.load(SeqCst) {
-            drop(listener);
-            black_hole(local, &ctl, &mut changes).await;
-            listener = rebind(local, 1024).expect("rebind the proxy listener after a black hole");
+            black_hole(&listener, &ctl, &mut changes).await;
             continue;
         }
         if ctl.closed.load(SeqCst) {
@@ -883,16 +886,7 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
     }
 }
 
-/// A listener on `addr` with the given accept backlog (the port is reused: the old listener
-/// was just closed, and connections it accepted still use the port).
-fn rebind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
-    let socket = tokio::net::TcpSocket::new_v4()?;
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(backlog)
-}
-
-/// A socket bound to `addr` (the port reused, as by [`rebind`]) but not listening: the kernel
+/// A socket bound to `addr` (the port reused: the listener just dropped may still hold it) but not listening: the kernel
 /// refuses connects to it, and no other socket can take the port. Retried while the listener
 /// just dropped still holds the port (bounded: a bug becomes a message).
 async fn hold(addr: std::net::SocketAddr) -> tokio::net::TcpSocket {
@@ -914,27 +908,44 @@ async fn hold(addr: std::net::SocketAddr) -> tokio::net::TcpSocket {
     }
 }
 
-/// Holds `addr` as a black hole until the switch goes off: a listener with backlog 0 whose
-/// one accept-queue slot is taken by a connection of our own, never accepted. The kernel then
-/// drops every SYN to the port, so clients' connects hang in SYN_SENT (no handshake at all).
+/// Sets the accept backlog of `listener`, which listens already: Linux changes it in place.
+fn set_backlog(listener: &TcpListener, backlog: i32) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: listen(2) on a socket descriptor the listener owns and keeps open.
+    let rc = unsafe { libc::listen(listener.as_raw_fd(), backlog) };
+    assert_eq!(
+        rc,
+        0,
+        "listen({backlog}) on the proxy's listener: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Makes `listener` a black hole until the switch goes off: its accept backlog 0 and the one
+/// accept-queue slot that leaves taken by a connection of our own, never accepted. The kernel
+/// then drops every SYN to the port, so clients' connects hang in SYN_SENT (no handshake at
+/// all). The listener stays open throughout, so no other socket can take the port.
 async fn black_hole(
-    addr: std::net::SocketAddr,
+    listener: &TcpListener,
     ctl: &ProxyControl,
     changes: &mut watch::Receiver<u64>,
 ) {
-    let hole = loop {
-        match rebind(addr, 0) {
-            Ok(l) => break l,
-            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
-        }
-    };
+    let addr = listener.local_addr().expect("listener address");
+    // Connections whose handshake completed before the switch and that were not accepted yet
+    // are reset, as closing the listener would (they would take the queue's slot).
+    while let std::task::Poll::Ready(Ok((c, _))) =
+        std::future::poll_fn(|cx| std::task::Poll::Ready(listener.poll_accept(cx))).await
+    {
+        reset(c);
+    }
+    set_backlog(listener, 0);
     // Nothing else connects before the hole is armed (see `set_black_hole`), so the queue's
     // one slot is free and this completes at once; the bound only turns a bug into a message.
     let filler = tokio::time::timeout(Duration::from_secs(30), TcpStream::connect(addr)).await;
-    assert!(
-        matches!(filler, Ok(Ok(_))),
-        "the black hole's accept queue could not be filled: {filler:?}"
-    );
+    let filler = match filler {
+        Ok(Ok(f)) => f,
+        other => panic!("the black hole's accept queue could not be filled: {other:?}"),
+    };
     ctl.black_hole_armed.store(true, SeqCst);
     while ctl.black_hole.load(SeqCst) {
         if changes.changed().await.is_err() {
@@ -942,8 +953,16 @@ async fn black_hole(
         }
     }
     ctl.black_hole_armed.store(false, SeqCst);
+    set_backlog(listener, 1024);
+    // The filler came first, so it is accepted first (clients whose SYNs the kernel retries
+    // queue behind it); it goes, unrelayed.
+    let first = tokio::time::timeout(Duration::from_secs(30), listener.accept()).await;
+    let filler_addr = filler.local_addr().ok();
+    match first {
+        Ok(Ok((accepted, peer))) if Some(peer) == filler_addr => drop(accepted),
+        other => panic!("the black hole's filler was not accepted first: {other:?}"),
+    }
     drop(filler);
-    drop(hole);
 }
 
 /// Closes with RST instead of FIN.
@@ -1069,7 +1088,9 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                             untracked.insert(req.call_id, in_flight);
                         }
                     }
-                    if held.is_empty() && ctl.request_delay().is_zero() {
+                    // Frozen since the loop's check (the switch flipped while this read was
+                    // waiting): the request waits with the held ones, for the thaw.
+                    if held.is_empty() && ctl.request_delay().is_zero() && !ctl.is_frozen(id) {
                         if sw.write_all(&unit.bytes).await.is_err() {
                             return;
                         }
