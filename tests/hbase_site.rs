@@ -441,8 +441,8 @@ fn configured_values_are_read_as_the_java_client_reads_them() {
         ),
     ];
     // The files we keep refusing where Java reads them: (case, lines Java prints, what our error
-    // says). Each sets hbase.client.retries.number to 7 and hbase.rpc.timeout to an entity of
-    // 30000, which Java expands. An entity declared in the internal subset, and an external
+    // says). Each sets hbase.client.retries.number to 7 and hbase.rpc.timeout to 30000, the
+    // first three through an entity, which Java expands. An entity declared in the internal subset, and an external
     // one (Hadoop reads the file it names, external-timeout.txt): ours reads no entity
     // declarations. An external DTD (Hadoop reads configuration.dtd, which declares the
     // entity): ours reads no file an XML declaration names. An attribute list whose default

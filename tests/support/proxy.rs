@@ -467,7 +467,8 @@ impl ProxyControl {
 
     /// While on, new connections never complete the TCP handshake: the listener's accept
     /// queue is full, so the kernel drops the client's SYNs and its `connect` hangs. Open
-    /// connections are left alone (freeze or reset them too); ones not accepted yet are reset.
+    /// connections are left alone (freeze or reset them too); ones queued, not accepted yet,
+    /// are reset.
     ///
     /// The switch takes effect in the proxy's accept task; wait for
     /// [`black_hole_armed`](Self::black_hole_armed) before making the client connect, or its
@@ -886,9 +887,9 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
     }
 }
 
-/// A socket bound to `addr` (the port reused: the listener just dropped may still hold it) but not listening: the kernel
-/// refuses connects to it, and no other socket can take the port. Retried while the listener
-/// just dropped still holds the port (bounded: a bug becomes a message).
+/// A socket bound to `addr` (the port reused) but not listening: the kernel refuses connects
+/// to it, and no other socket can take the port. Retried while the listener just dropped
+/// still holds the port (bounded: a bug becomes a message).
 async fn hold(addr: std::net::SocketAddr) -> tokio::net::TcpSocket {
     let bind = || -> std::io::Result<tokio::net::TcpSocket> {
         let socket = tokio::net::TcpSocket::new_v4()?;
@@ -921,6 +922,38 @@ fn set_backlog(listener: &TcpListener, backlog: i32) {
     );
 }
 
+/// Accepts every connection queued on `listener` now and resets it (RST).
+fn reset_queued(listener: &TcpListener) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    loop {
+        // SAFETY: accept4 on the listener's open descriptor; a descriptor it returns is owned
+        // by the std stream made from it, which closes it.
+        let fd = unsafe {
+            libc::accept4(
+                listener.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) | Some(libc::ECONNABORTED) => continue,
+                // EAGAIN: the queue is empty (the listener is non-blocking).
+                _ => return,
+            }
+        }
+        let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+        // Not made a tokio stream (it cannot fail inside the runtime): closed with FIN instead.
+        if let Ok(stream) = stream
+            .set_nonblocking(true)
+            .and_then(|()| TcpStream::from_std(stream))
+        {
+            reset(stream);
+        }
+    }
+}
+
 /// Makes `listener` a black hole until the switch goes off: its accept backlog 0 and the one
 /// accept-queue slot that leaves taken by a connection of our own, never accepted. The kernel
 /// then drops every SYN to the port, so clients' connects hang in SYN_SENT (no handshake at
@@ -932,13 +965,12 @@ async fn black_hole(
 ) {
     let addr = listener.local_addr().expect("listener address");
     // Connections whose handshake completed before the switch and that were not accepted yet
-    // are reset, as closing the listener would (they would take the queue's slot).
-    while let std::task::Poll::Ready(Ok((c, _))) =
-        std::future::poll_fn(|cx| std::task::Poll::Ready(listener.poll_accept(cx))).await
-    {
-        reset(c);
-    }
+    // are reset, as closing the listener would (they would take the queue's slot): accepted
+    // by the system call itself, which tokio's readiness may not have seen yet; again after the
+    // backlog shrinks, for one that completed meanwhile.
+    reset_queued(listener);
     set_backlog(listener, 0);
+    reset_queued(listener);
     // Nothing else connects before the hole is armed (see `set_black_hole`), so the queue's
     // one slot is free and this completes at once; the bound only turns a bug into a message.
     let filler = tokio::time::timeout(Duration::from_secs(30), TcpStream::connect(addr)).await;
@@ -1020,7 +1052,7 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
     };
     // Requests that do not count as outstanding (see `count_outstanding`).
     let mut untracked: HashMap<u32, InFlight> = HashMap::new();
-    // Requests (and the preamble) waiting for their request delay, in order.
+    // Requests (and the preamble) waiting for their request delay or a thaw, in order.
     let mut held: VecDeque<(Instant, Bytes)> = VecDeque::new();
     let mut out: VecDeque<Outgoing> = VecDeque::new();
     // Late answers, in their own queue: they hold up no other answer.
@@ -1100,6 +1132,10 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
                 }
             }
             _ = tokio::time::sleep_until(held_due.unwrap_or_else(Instant::now)), if !frozen && held_due.is_some() => {
+                // Frozen since the loop's check: it stays held until the thaw.
+                if ctl.is_frozen(id) {
+                    continue;
+                }
                 let (_, bytes) = held.pop_front().expect("due implies held");
                 if sw.write_all(&bytes).await.is_err() {
                     return;
@@ -1130,6 +1166,10 @@ async fn relay(ctl: Arc<ProxyControl>, id: u64, client: TcpStream, upstream: Str
             _ = tokio::time::sleep_until(
                 due.into_iter().chain(late_due).min().unwrap_or_else(Instant::now)
             ), if !frozen && (due.is_some() || late_due.is_some()) && !client_gone && !ctl.hold_responses.load(SeqCst) => {
+                // Frozen since the loop's check: it stays queued until the thaw.
+                if ctl.is_frozen(id) {
+                    continue;
+                }
                 let queue = if due.is_some_and(|d| late_due.is_none_or(|l| d <= l)) {
                     &mut out
                 } else {

@@ -432,8 +432,9 @@ pub async fn run<D: Db>(
         _ => start,
     };
     let runtime_ms = end.duration_since(measure_start).as_millis() as u64;
-    // The report's final interval takes come after `end`: the logs are stamped inside RunTime.
-    measurements.set_measured_window(measure_start, end);
+    // The report's final interval takes come after `end`: the logs are stamped inside RunTime,
+    // counted back from `end` in RunTime's whole milliseconds (as merge counts it back).
+    measurements.set_measured_window(end - Duration::from_millis(runtime_ms), end);
     let ops = if warmup_end.is_some() {
         measured_ops.load(Ordering::SeqCst)
     } else {
