@@ -116,9 +116,16 @@ pub fn decimal_2(d: f64) -> String {
     s
 }
 
-/// Java's `String.format("%.2f", d)`: the shortest decimal digits of `d` (as `Double.toString`
-/// finds them), rounded half up to two places.
+/// Java's `String.format("%.2f", d)`: see [`java_format_fixed`].
 pub fn java_format_2f(d: f64) -> String {
+    java_format_fixed(d, 2)
+}
+
+/// Java's `String.format("%.Nf", d)` for `N = places`: the shortest decimal digits of `d` (as
+/// `Double.toString` finds them), rounded half up to `places`. Rust's `{:.N}` rounds the
+/// double's exact value instead, so the two differ where the shortest digits end in a 5 the
+/// exact value falls below: 393 / 80 is 4.9124999…96 exactly, `4.912` in Rust, `4.913` in Java.
+pub fn java_format_fixed(d: f64, places: usize) -> String {
     if d.is_nan() {
         return "NaN".into();
     }
@@ -129,8 +136,8 @@ pub fn java_format_2f(d: f64) -> String {
     let digits = format!("{}", d.abs()); // shortest round-trip, never in exponent form
     let (int_part, frac) = digits.split_once('.').unwrap_or((&digits, ""));
     let mut frac: Vec<u8> = frac.bytes().collect();
-    let round_up = frac.get(2).is_some_and(|&c| c >= b'5');
-    frac.resize(2, b'0');
+    let round_up = frac.get(places).is_some_and(|&c| c >= b'5');
+    frac.resize(places, b'0');
     let mut all: Vec<u8> = int_part.bytes().chain(frac).collect();
     if round_up {
         let mut i = all.len();
@@ -148,14 +155,16 @@ pub fn java_format_2f(d: f64) -> String {
             }
         }
     }
-    let (ip, fp) = all.split_at(all.len() - 2);
+    let (ip, fp) = all.split_at(all.len() - places);
     let mut s = String::new();
     if neg {
         s.push('-');
     }
     s.push_str(std::str::from_utf8(ip).expect("digits"));
-    s.push('.');
-    s.push_str(std::str::from_utf8(fp).expect("digits"));
+    if places > 0 {
+        s.push('.');
+        s.push_str(std::str::from_utf8(fp).expect("digits"));
+    }
     s
 }
 
@@ -274,6 +283,10 @@ mod tests {
         assert_eq!(java_format_2f(2.0), "2.00");
         assert_eq!(java_format_2f(99.995), "100.00");
         assert_eq!(java_format_2f(1234.5678), "1234.57");
+        assert_eq!(java_format_fixed(393.0 / 80.0, 3), "4.913");
+        assert_eq!(format!("{:.3}", 393.0 / 80.0), "4.912");
+        assert_eq!(java_format_fixed(0.0045, 3), "0.005");
+        assert_eq!(java_format_fixed(2.5, 0), "3");
     }
 
     #[test]
