@@ -12,7 +12,10 @@
 //!   the outbox, or held unwritten by a writer the kernel stopped accepting from, they are
 //!   dropped: a call its caller gave up on is never sent later. Its outcome is then known
 //!   ([`Delivery::NotSent`]); otherwise it may have reached the server
-//!   ([`Delivery::Unknown`]).
+//!   ([`Delivery::Unknown`]). A call of a write that failed on a plain TCP connection before
+//!   the socket took all of its frame was not sent either (the server acts on whole frames).
+//!   That is known only when the writer meets the failure first: a caller the reader's close
+//!   woke while the writer held its frame settles as unknown.
 //! - A call in flight holds one permit of the server's in-flight cap (shared by every
 //!   connection to the server, old and new) until the server answers, even after its caller
 //!   gave up: the server may still be working on it. Such an orphaned permit is released when
@@ -169,28 +172,32 @@ struct Frame {
     end: usize,
 }
 
-/// Encoded requests not yet taken by the writer, and the calls given up while the writer
-/// held their frames.
+/// Encoded requests not yet taken by the writer, the calls given up while the writer held
+/// their frames, and the calls the writer took but failed to send.
 #[derive(Default)]
 struct Outbox {
     buf: BytesMut,
     frames: Vec<Frame>,
     cancelled: Vec<u32>,
+    /// Calls of the batch whose write failed (closing the connection) that the transport had
+    /// not taken whole: never sent, though the writer held them.
+    write_failed: Vec<u32>,
 }
 
 impl Outbox {
-    /// Removes `call_id`'s frame if it is still here: true when it was (never sent).
+    /// Removes `call_id`'s frame if it is still here: true when it was, or when the writer
+    /// took it and failed to send it (never sent either way).
     fn remove(&mut self, call_id: u32) -> bool {
-        match self.frames.iter().position(|f| f.call_id == call_id) {
-            Some(i) => {
-                cut_frame(&mut self.buf, &mut self.frames, i);
-                true
-            }
-            None => {
-                self.cancelled.push(call_id);
-                false
-            }
+        if let Some(i) = self.frames.iter().position(|f| f.call_id == call_id) {
+            cut_frame(&mut self.buf, &mut self.frames, i);
+            return true;
         }
+        if let Some(i) = self.write_failed.iter().position(|&id| id == call_id) {
+            self.write_failed.swap_remove(i);
+            return true;
+        }
+        self.cancelled.push(call_id);
+        false
     }
 }
 
@@ -252,6 +259,9 @@ struct Shared {
     sasl_reply_possible: AtomicBool,
     /// The connection authenticated with SASL (Kerberos), not SIMPLE.
     sasl: bool,
+    /// A write that fails sent none of the bytes it was given (see
+    /// [`Established::write_failure_sends_nothing`]).
+    write_failure_sends_nothing: bool,
 }
 
 impl Shared {
@@ -595,6 +605,7 @@ impl RpcConnection {
             sasl_reply_possible: AtomicBool::new(sasl.is_some()),
             sasl: sasl.is_some(),
             wrapping: sasl.filter(|s| s.wraps()),
+            write_failure_sends_nothing: established.write_failure_sends_nothing,
         });
         let reader = tokio::spawn(read_loop(shared.clone(), rd));
         let writer = tokio::spawn(write_loop(shared.clone(), wr));
@@ -788,13 +799,23 @@ async fn write_loop(shared: Arc<Shared>, wr: Writer) {
                 None => write_batch(&shared, &mut wr, &mut batch, &mut frames).await,
                 Some(sasl) => write_sealed(&shared, &mut wr, sasl, &mut batch, &mut frames).await,
             };
-            shared.lock_outbox().cancelled.clear();
+            {
+                let mut out = shared.lock_outbox();
+                out.cancelled.clear();
+                // Recorded before the close wakes their callers: a frame the transport did
+                // not take whole cannot have run at the server (it acts on whole frames only),
+                // so its caller is told it was not sent and may send it again.
+                if let (Err(failed), true) = (&written, shared.write_failure_sends_nothing) {
+                    let untaken = frames.iter().filter(|f| f.end > failed.taken);
+                    out.write_failed.extend(untaken.map(|f| f.call_id));
+                }
+            }
             frames.clear();
             spare = frames;
-            if let Err(e) = written {
+            if let Err(failed) = written {
                 shared.close(Error::Connection {
                     addr: shared.addr.clone(),
-                    source: e,
+                    source: failed.error,
                 });
                 return;
             }
@@ -820,6 +841,14 @@ async fn run_after_ready_tasks() {
     .await
 }
 
+/// A batch's write failed.
+struct WriteFailed {
+    error: std::io::Error,
+    /// Bytes of the batch (as cut) the transport took before it failed; of the frames beyond,
+    /// it took none or a part only.
+    taken: usize,
+}
+
 /// Writes `batch` (request frames `frames`). While the transport accepts nothing (the server
 /// is not reading), frames whose callers gave up and of which no byte is written yet are
 /// dropped.
@@ -828,26 +857,29 @@ async fn write_batch(
     wr: &mut Writer,
     batch: &mut BytesMut,
     frames: &mut Vec<Frame>,
-) -> std::io::Result<()> {
+) -> Result<(), WriteFailed> {
     let mut written = 0;
+    let failed = |error, taken| WriteFailed { error, taken };
     while written < batch.len() {
         let n = match try_write(wr, &batch[written..]).await {
-            Some(n) => n?,
+            Some(n) => n.map_err(|e| failed(e, written))?,
             None => {
                 drop_cancelled(shared, batch, frames, written);
                 if written == batch.len() {
                     break;
                 }
-                wr.write(&batch[written..]).await?
+                wr.write(&batch[written..])
+                    .await
+                    .map_err(|e| failed(e, written))?
             }
         };
         if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
+            return Err(failed(std::io::ErrorKind::WriteZero.into(), written));
         }
         written += n;
     }
     // TLS keeps what the socket did not take yet; a plain socket has nothing to flush.
-    wr.flush().await
+    wr.flush().await.map_err(|e| failed(e, written))
 }
 
 /// With integrity or privacy: seals `batch` piece by piece into wrapped tokens and writes
@@ -859,9 +891,11 @@ async fn write_sealed(
     sasl: &SaslSession,
     batch: &mut BytesMut,
     frames: &mut Vec<Frame>,
-) -> std::io::Result<()> {
+) -> Result<(), WriteFailed> {
     let mut sealed_upto = 0;
     let mut token = BytesMut::new();
+    // A token written in part cannot be unwrapped: the server takes only whole tokens.
+    let failed = |error, taken| WriteFailed { error, taken };
     while sealed_upto < batch.len() {
         drop_cancelled(shared, batch, frames, sealed_upto);
         if sealed_upto == batch.len() {
@@ -870,11 +904,13 @@ async fn write_sealed(
         let end = batch.len().min(sealed_upto + SEAL_PIECE);
         token.clear();
         sasl.seal(&batch[sealed_upto..end], &mut token)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+            .map_err(|e| failed(std::io::Error::other(e.to_string()), sealed_upto))?;
+        wr.write_all(&token)
+            .await
+            .map_err(|e| failed(e, sealed_upto))?;
         sealed_upto = end;
-        wr.write_all(&token).await?;
     }
-    wr.flush().await
+    wr.flush().await.map_err(|e| failed(e, sealed_upto))
 }
 
 /// Plaintext bytes sealed into one wrapped token: enough to amortise a GSS_Wrap, small enough
@@ -1165,6 +1201,7 @@ mod tests {
             wrapping: None,
             sasl_reply_possible: AtomicBool::new(false),
             sasl: false,
+            write_failure_sends_nothing: true,
         }
     }
 
@@ -1641,6 +1678,52 @@ mod tests {
         let next = shared.unpark_watchdog(shared.tick);
         assert!(next <= Instant::now() + Duration::from_millis(100));
         assert_eq!(shared.lock_pending().watch_at, Some(next));
+    }
+
+    /// A plain TCP connection the peer reset before the call was written: the write(2) that
+    /// carried the call fails whole, so the call was not sent (CI saw an increment reported
+    /// unknown after a reset the reader had not read yet). Over a transport whose failed write
+    /// may have sent part of what it took (TLS), the same call stays unknown.
+    #[tokio::test]
+    async fn a_call_whose_write_failed_whole_on_a_reset_connection_was_not_sent() {
+        for sends_nothing in [true, false] {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+                .await
+                .unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            // Linger 0: the close resets the connection.
+            server.set_zero_linger().unwrap();
+            drop(server);
+            let (mut rd, wr) = client.into_split();
+            // The reset has arrived (the client's next write fails), but no reader of the
+            // connection's has seen it: the writer meets it first.
+            let mut byte = [0u8; 1];
+            assert!(rd.read(&mut byte).await.is_err());
+            let mut shared = test_shared(Duration::from_secs(60));
+            shared.write_failure_sends_nothing = sends_nothing;
+            let shared = Arc::new(shared);
+            add_call(&shared, 1, Instant::now() + Duration::from_secs(60));
+            {
+                let mut out = shared.lock_outbox();
+                out.buf.extend_from_slice(b"a request frame");
+                let end = out.buf.len();
+                out.frames.push(Frame {
+                    call_id: 1,
+                    start: 0,
+                    end,
+                });
+            }
+            shared.out_ready.notify_one();
+            write_loop(shared.clone(), Box::new(wr)).await;
+            assert!(shared.closed.load(Ordering::Acquire));
+            let expected = if sends_nothing {
+                Delivery::NotSent
+            } else {
+                Delivery::Unknown
+            };
+            assert_eq!(shared.abandon(1), expected, "sends_nothing={sends_nothing}");
+        }
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub(crate) struct Established {
     /// The SASL session of a Kerberos connection; with integrity or privacy every later byte
     /// travels wrapped.
     pub(crate) sasl: Option<Arc<SaslSession>>,
+    /// A write that fails sent none of the bytes it was given: true over plain TCP (write(2)
+    /// takes bytes or fails with none taken); false over TLS, whose write may have sent
+    /// records of what it took before the socket failed.
+    pub(crate) write_failure_sends_nothing: bool,
 }
 
 /// The client's security: its Kerberos identity and TLS settings, shared by every connection.
@@ -107,6 +111,7 @@ impl Security {
                     reader: Box::new(reader),
                     writer: Box::new(writer),
                     sasl,
+                    write_failure_sends_nothing: false,
                 });
             }
             let sasl = self
@@ -118,6 +123,7 @@ impl Security {
                 reader: Box::new(reader),
                 writer: Box::new(writer),
                 sasl,
+                write_failure_sends_nothing: true,
             })
         };
         let result: Result<Established> = setup.await;
