@@ -757,11 +757,16 @@ impl ProxyInner {
         }
         // The server as the client would reach it without the proxy (HBASE_ADDRESS_MAP).
         let target = crate::map_address(upstream);
-        let std_listener =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback listener");
-        std_listener.set_nonblocking(true).expect("nonblocking");
-        let local = std_listener.local_addr().expect("local addr").to_string();
-        let listener = TcpListener::from_std(std_listener)
+        // The port reusable by this user's sockets that ask for it, so that `set_closed` can
+        // hold it with a socket of its own before the listener goes (see `hold`).
+        let socket = tokio::net::TcpSocket::new_v4().expect("a loopback socket");
+        socket.set_reuseport(true).expect("SO_REUSEPORT");
+        socket
+            .bind("127.0.0.1:0".parse().expect("an address"))
+            .expect("bind a loopback listener");
+        let local = socket.local_addr().expect("local addr").to_string();
+        let listener = socket
+            .listen(1024)
             .expect("the fault proxy is used from inside a tokio runtime");
         let control = Arc::new(ProxyControl::new(upstream.to_string()));
         let accept_task =
@@ -849,8 +854,9 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
             continue;
         }
         if ctl.closed.load(SeqCst) {
-            drop(listener);
+            // Held first, then the listener closed: the port is never free.
             let held = hold(local).await;
+            drop(listener);
             ctl.closed_state.send_replace(true);
             while ctl.closed.load(SeqCst) {
                 if changes.changed().await.is_err() {
@@ -887,13 +893,16 @@ async fn accept_loop(mut listener: TcpListener, upstream: String, ctl: Arc<Proxy
     }
 }
 
-/// A socket bound to `addr` (the port reused) but not listening: the kernel refuses connects
-/// to it, and no other socket can take the port. Retried while the listener just dropped
-/// still holds the port (bounded: a bug becomes a message).
+/// A socket bound to `addr` but not listening: once the listener is closed, the kernel refuses
+/// connects to the port, and no other socket can take it (SO_REUSEPORT, as the listener has
+/// it, binds it beside the listener still open; a socket without it, or an ephemeral bind,
+/// cannot share the port). Retried a while should the bind fail all the same (bounded: a bug
+/// becomes a message).
 async fn hold(addr: std::net::SocketAddr) -> tokio::net::TcpSocket {
     let bind = || -> std::io::Result<tokio::net::TcpSocket> {
         let socket = tokio::net::TcpSocket::new_v4()?;
         socket.set_reuseaddr(true)?;
+        socket.set_reuseport(true)?;
         socket.bind(addr)?;
         Ok(socket)
     };
