@@ -104,7 +104,8 @@ fn prepare(name: &str, pom: &Path, src: &Path, flags: Vec<String>) -> JavaTool {
 }
 
 /// The JVM flags of the harness: no GC (so YCSB's GC lines count nothing), no JVM log lines on
-/// stdout, UTC (YCSB's status line prints local time), and access to the thread's
+/// stdout, UTC (YCSB's status line prints local time), US English (YCSB's status line formats
+/// its numbers in the default locale: a decimal comma elsewhere), and access to the thread's
 /// ThreadLocalRandom seed.
 fn oracle_flags() -> Vec<String> {
     [
@@ -113,6 +114,8 @@ fn oracle_flags() -> Vec<String> {
         "-XX:+UseEpsilonGC",
         "-Xmx1g",
         "-Duser.timezone=UTC",
+        "-Duser.language=en",
+        "-Duser.country=US",
         "--add-opens",
         "java.base/java.lang=ALL-UNNAMED",
     ]
@@ -120,11 +123,13 @@ fn oracle_flags() -> Vec<String> {
     .to_vec()
 }
 
-/// The flags HBase's own launcher adds on JDK 11+ (netty reflection, unsafe), and the hosts
-/// file of `HBASE_ADDRESS_MAP`.
+/// The flags HBase's own launcher adds on JDK 11+ (netty reflection, unsafe), US English (as
+/// [`oracle_flags`]), and the hosts file of `HBASE_ADDRESS_MAP`.
 fn hbase_flags() -> Vec<String> {
     let mut f: Vec<String> = [
         "-Xlog:disable",
+        "-Duser.language=en",
+        "-Duser.country=US",
         "-Djava.net.preferIPv4Stack=true",
         "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
         "-Dlog4j2.level=ERROR",
