@@ -321,3 +321,42 @@ async fn reopened_scan_keeps_its_read_point() {
     assert!(reopen_with_point >= 1, "the reopen carried the read point");
     hbase_it::drop_table(&client, &name).await;
 }
+
+/// A scan whose task ends before the scan does (here its runtime shuts down; a panic is the
+/// other way) ends its stream with an error, not as a complete scan: a caller that collects
+/// the rows must not take a cut-short scan for the whole table.
+#[test]
+fn a_scan_whose_task_died_ends_in_an_error() {
+    let outer = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (client, name, table) = outer.block_on(setup());
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // The scan's task is spawned on the inner runtime, which never runs it and then drops it.
+    let stream = {
+        let _on_inner = inner.enter();
+        table.scan(Scan::new())
+    };
+    drop(inner);
+    outer.block_on(hbase_it::bounded(60, async move {
+        let got: Vec<_> = stream.collect().await;
+        assert_eq!(got.len(), 1, "one error, no rows: {got:?}");
+        let err = got.into_iter().next().unwrap().unwrap_err();
+        eprintln!("a scan whose task died: {err}");
+        assert!(
+            matches!(err, hbase_client::Error::ScanAborted { .. }),
+            "{err:?}"
+        );
+        assert_eq!(err.kind(), hbase_client::ErrorKind::Retryable);
+        assert!(
+            !rows(&table, Scan::new()).await.is_empty(),
+            "the table has rows"
+        );
+        hbase_it::drop_table(&client, &name).await;
+    }));
+}

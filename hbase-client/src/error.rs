@@ -346,6 +346,16 @@ pub enum Error {
         /// Why it refused.
         reason: String,
     },
+    /// A scan ended before it was complete without an error of its own: the task reading it
+    /// stopped (its runtime shut down, or it panicked). The rows delivered before are right;
+    /// the rest were not read. Scanning again (from after the last row) may succeed.
+    #[error("the scan of {table} ended before it was complete: {reason}")]
+    ScanAborted {
+        /// The scanned table.
+        table: String,
+        /// Why it ended.
+        reason: String,
+    },
     /// Authentication failed: a Kerberos login (keytab, principal, KDC), the SASL exchange, or
     /// the server refused the client's credentials.
     #[error("authentication failed{}: {message}", server.as_deref().map(|s| format!(" with {s}")).unwrap_or_default())]
@@ -473,6 +483,10 @@ impl Error {
                 last: Box::new(last.duplicate()),
             },
             Error::MutatorClosed { table, reason } => Error::MutatorClosed {
+                table: table.clone(),
+                reason: reason.clone(),
+            },
+            Error::ScanAborted { table, reason } => Error::ScanAborted {
                 table: table.clone(),
                 reason: reason.clone(),
             },

@@ -126,13 +126,15 @@ impl ScanMetrics {
             let (Some(name), Some(value)) = (&pair.name, pair.value) else {
                 continue;
             };
+            // The server's numbers: summed without overflow, whatever they are.
             let value = value.max(0) as u64;
             match name.as_str() {
-                "ROWS_SCANNED" => self.rows_scanned += value,
-                "ROWS_FILTERED" => self.rows_filtered += value,
+                "ROWS_SCANNED" => self.rows_scanned = self.rows_scanned.saturating_add(value),
+                "ROWS_FILTERED" => self.rows_filtered = self.rows_filtered.saturating_add(value),
                 _ => {}
             }
-            *self.server.entry(name.clone()).or_default() += value;
+            let sum = self.server.entry(name.clone()).or_default();
+            *sum = sum.saturating_add(value);
         }
     }
 
@@ -198,6 +200,24 @@ mod tests {
             cell.value(),
         );
         assert_eq!(encoded_size(cell.as_cell_ref()), block.len() as u64);
+    }
+
+    /// Counters are the server's numbers: any values, summed over any number of answers,
+    /// neither panic (a debug build's overflow check) nor wrap.
+    #[test]
+    fn server_counters_saturate() {
+        let mut m = ScanMetrics::default();
+        let pb = hbase_proto::ScanMetrics {
+            metrics: vec![hbase_proto::NameInt64Pair {
+                name: Some("ROWS_SCANNED".into()),
+                value: Some(i64::MAX),
+            }],
+        };
+        for _ in 0..3 {
+            m.add_server(&pb);
+        }
+        assert_eq!(m.rows_scanned, u64::MAX);
+        assert_eq!(m.server["ROWS_SCANNED"], u64::MAX);
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -117,6 +118,14 @@ struct Rows<R> {
     rx: mpsc::Receiver<Result<Vec<R>>>,
     ready: VecDeque<R>,
     metrics: Recorder,
+    /// Set by the scan's task when it ends as it should (the scan complete, its error sent,
+    /// or the consumer gone). The channel closing without it means the task died (its
+    /// runtime shut down, or a panic): the stream then ends in [`Error::ScanAborted`].
+    finished: Arc<AtomicBool>,
+    /// The table, for that error.
+    table: TableName,
+    /// The stream ended (after that error, if it came).
+    ended: bool,
 }
 
 impl<R: ScanRow> Rows<R> {
@@ -144,7 +153,7 @@ impl<R: ScanRow> Rows<R> {
         let scanner = Scanner {
             rt,
             opts,
-            table,
+            table: table.clone(),
             remaining: scan.limit,
             scan,
             position,
@@ -155,11 +164,15 @@ impl<R: ScanRow> Rows<R> {
             failed: false,
             metrics: metrics.clone(),
         };
-        tokio::spawn(scanner.run(tx));
+        let finished = Arc::new(AtomicBool::new(false));
+        tokio::spawn(scanner.run(tx, finished.clone()));
         Rows {
             rx,
             ready: VecDeque::new(),
             metrics,
+            finished,
+            table,
+            ended: false,
         }
     }
 
@@ -168,10 +181,24 @@ impl<R: ScanRow> Rows<R> {
             if let Some(row) = self.ready.pop_front() {
                 return Poll::Ready(Some(Ok(row)));
             }
+            if self.ended {
+                return Poll::Ready(None);
+            }
             match self.rx.poll_recv(cx) {
                 Poll::Ready(Some(Ok(batch))) => self.ready = batch.into(),
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(None) => {
+                    self.ended = true;
+                    // The task sets the flag before it drops its sender, which closes the
+                    // channel: a closed channel without it is a task that died.
+                    if self.finished.load(Ordering::Acquire) {
+                        return Poll::Ready(None);
+                    }
+                    return Poll::Ready(Some(Err(Error::ScanAborted {
+                        table: self.table.to_string(),
+                        reason: "its task stopped (the runtime it was spawned on shut down, or it panicked)".into(),
+                    })));
+                }
                 Poll::Pending => return Poll::Pending,
             }
         }
@@ -326,10 +353,11 @@ impl<R: ScanRow> Attempt for RegionScan<'_, R> {
 }
 
 impl<R: ScanRow> Scanner<R> {
-    async fn run(mut self, tx: Sender<R>) {
+    async fn run(mut self, tx: Sender<R>, finished: Arc<AtomicBool>) {
         if let Err(e) = self.scan_all(&tx).await {
             let _ = tx.send(Err(e)).await;
         }
+        finished.store(true, Ordering::Release);
     }
 
     async fn scan_all(&mut self, tx: &Sender<R>) -> Result<()> {

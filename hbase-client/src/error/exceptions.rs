@@ -200,6 +200,7 @@ pub(crate) fn verdict(e: &Error) -> Verdict {
         Error::OutcomeUnknown { .. } => Verdict::new(OutcomeUnknown, Keep, Normal, Retry::No),
         Error::MutationsFailed { .. } => Verdict::new(Retryable, Keep, Normal, Retry::No),
         Error::MutatorClosed { .. } => NEVER,
+        Error::ScanAborted { .. } => Verdict::new(Retryable, Keep, Normal, Retry::No),
     }
 }
 

@@ -63,6 +63,7 @@ pub(crate) fn retry_cause(e: &Error) -> String {
         Error::InvalidInput(_) => "invalid input".to_string(),
         Error::ProcedureFailed { .. } => "procedure failed".to_string(),
         Error::MutatorClosed { .. } => "mutator closed".to_string(),
+        Error::ScanAborted { .. } => "scan aborted".to_string(),
         Error::Authentication { .. } => "authentication".to_string(),
         Error::Tls { .. } => "TLS".to_string(),
         Error::Bootstrap { .. } => "bootstrap".to_string(),
