@@ -1177,11 +1177,56 @@ async fn a_pause_too_long_for_the_clock_ends_the_operation_as_a_timeout() {
     .await;
 }
 
+/// `Duration::MAX` for every timeout and pause (a user turning them off) is read as
+/// `MAX_DURATION`: reads work, and a connection reset while a get waits for its answer fails
+/// the get over to a new connection. (Before, `now + read_timeout` overflowed: the connect
+/// panicked, and the reader panicked while closing, before it woke its callers.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_of_duration_max_read_and_survive_a_reset() {
+    bounded(120, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| {
+            b.connect_timeout(Duration::MAX)
+                .rpc_timeout(Duration::MAX)
+                .operation_timeout(Duration::MAX)
+                .read_timeout(Duration::MAX)
+                .failed_server_expiry(Duration::MAX)
+        })
+        .await;
+        let (name, _, ctl) = one_region_table(&client, &proxy, "max_timeouts").await;
+        let t = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .operation_timeout(Duration::MAX)
+            .rpc_timeout(Duration::MAX)
+            .build();
+        t.put(Put::new("r").add("cf", "q", "v")).await.unwrap();
+        ctl.record(|r| r.method == "Get");
+        ctl.hold_responses(true);
+        let get = tokio::spawn({
+            let t = t.clone();
+            async move { t.get(Get::new("r")).await }
+        });
+        while ctl.recorded().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        ctl.reset_existing();
+        ctl.hold_responses(false);
+        let row = get.await.unwrap().unwrap().expect("row r");
+        assert_eq!(row.value(b"cf", b"q"), Some(&b"v"[..]));
+        assert!(ctl.recorded().len() >= 2, "the get was sent again");
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// A delete of a column's newest version (no timestamp) is not harmless to apply twice: the
 /// server picks the version as it applies it, so a second application deletes the next one,
 /// and HBase takes no nonce for a delete. After an attempt that may have been applied it is
 /// not retried, alone, in a batch or buffered: the caller learns the outcome is unknown, and
-/// one version is gone, not two. (Java's client retries it.)
+/// one version is gone, not two. (Java's client retries it.) Inside a check-and-mutate or an
+/// atomic row mutation with an increment, the operation's nonce guards it: retried, applied
+/// once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newest_version_delete_is_not_retried_after_it_may_have_been_applied() {
     bounded(120, async {
@@ -1203,7 +1248,7 @@ async fn a_newest_version_delete_is_not_retried_after_it_may_have_been_applied()
             }
         };
         let newest = |row: &'static str| Delete::new(row).column_version("cf", "q", None);
-        for row in ["single", "batched", "buffered"] {
+        for row in ["single", "batched", "buffered", "checked", "row_mutations"] {
             for ts in 1..=3 {
                 t.put(Put::new(row).add_at("cf", "q", ts, format!("v{ts}")))
                     .await
@@ -1241,12 +1286,52 @@ async fn a_newest_version_delete_is_not_retried_after_it_may_have_been_applied()
         );
         mutator.close().await.ok();
 
+        // Inside a check-and-mutate, and beside an increment in one atomic row mutation: both
+        // carry a nonce, and the server takes the nonce for the whole operation, the delete
+        // too: the retry is answered as applied, and one version is gone. (A review read
+        // HBase as checking nonces for increments and appends only; HBase 2.6.4 says
+        // otherwise.)
+        t.put(Put::new("checked").add("cf", "flag", "1"))
+            .await
+            .unwrap();
+        ctl.drop_responses(1, |r| r.method == "Mutate");
+        let checked = t
+            .check_and_mutate(
+                CheckAndMutate::new("checked", "cf", "flag")
+                    .if_equals("1")
+                    .then_delete(newest("checked")),
+            )
+            .await;
+        assert_eq!(ctl.dropped(), 4);
+        assert!(
+            matches!(&checked, Ok(true)),
+            "a conditional newest-version delete whose answer was lost: {checked:?}"
+        );
+        assert_eq!(versions("checked").await, 2, "one version deleted, not two");
+
+        ctl.drop_responses(1, |r| r.method == "Multi");
+        let mutated = t
+            .mutate_row(
+                RowMutations::new("row_mutations")
+                    .delete(newest("row_mutations"))
+                    .increment(Increment::new("row_mutations").add("cf", "n", 1)),
+            )
+            .await;
+        assert_eq!(ctl.dropped(), 5);
+        let mutated = mutated.expect("a newest-version delete beside an increment, answer lost");
+        assert_eq!(counter(&mutated, "n"), 1, "the increment applied once");
+        assert_eq!(
+            versions("row_mutations").await,
+            2,
+            "one version deleted, not two"
+        );
+
         // A delete that names its version is harmless to apply twice and is retried.
         ctl.drop_responses(1, |r| r.method == "Mutate");
         t.delete(Delete::new("single").column_version("cf", "q", Some(1)))
             .await
             .unwrap();
-        assert_eq!(ctl.dropped(), 4);
+        assert_eq!(ctl.dropped(), 6);
         assert_eq!(versions("single").await, 1);
         hbase_it::drop_table(&client, &name).await;
     })

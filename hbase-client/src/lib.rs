@@ -70,6 +70,7 @@ pub use rpc::CellBlockCompression;
 pub use runtime::config::{
     AddressMapper, ClientConfig, ClientConfigBuilder, Registry, DEFAULT_SCANNER_CACHING,
     DEFAULT_SCANNER_MAX_RESULT_SIZE, DEFAULT_WRITE_BUFFER_LIMIT, DEFAULT_WRITE_BUFFER_SIZE,
+    MAX_DURATION,
 };
 pub use runtime::retry::{HBaseBackoff, RetryPolicy, RETRY_BACKOFF};
 pub use runtime::stats::{ServerStats, StatsSnapshot};

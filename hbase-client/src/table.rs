@@ -39,6 +39,7 @@ use crate::region::{Location, TableName};
 use crate::rpc::cellblock::{check_row, CellBlockReader};
 use crate::rpc::frame::ResponseBody;
 use crate::runtime::caller::{CallOptions, Endpoint, Idempotency, Operation, Place, Target};
+use crate::runtime::config::capped;
 use crate::runtime::locator::Seek;
 use crate::runtime::retry::{HBaseBackoff, RetryPolicy};
 use crate::runtime::{new_nonce, Runtime};
@@ -93,13 +94,13 @@ impl TableBuilder {
 
     /// Limit on one operation including all its retries.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
-        self.opts.operation_timeout = timeout.max(Duration::from_millis(1));
+        self.opts.operation_timeout = capped(timeout).max(Duration::from_millis(1));
         self
     }
 
     /// Limit on one RPC, also sent to the server as the call's deadline.
     pub fn rpc_timeout(mut self, timeout: Duration) -> Self {
-        self.opts.rpc_timeout = timeout.max(Duration::from_millis(1));
+        self.opts.rpc_timeout = capped(timeout).max(Duration::from_millis(1));
         self
     }
 

@@ -66,7 +66,7 @@ impl Admin {
     /// (default: the client's operation timeout). Waits that run out fail with
     /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout).
     pub fn with_timeout(mut self, timeout: Duration) -> Admin {
-        self.timeout = timeout;
+        self.timeout = crate::runtime::config::capped(timeout);
         self
     }
 

@@ -377,6 +377,18 @@ impl ClientConfig {
     }
 }
 
+/// The longest any duration setting is taken as: ten years, in effect none. A longer one
+/// (`Duration::MAX`, say, to turn a timeout off) is read as this, here and in
+/// [`TableBuilder`](crate::TableBuilder), [`MutatorConfig`](crate::MutatorConfig) and
+/// [`Admin::with_timeout`](crate::Admin::with_timeout), so that the deadlines made from it
+/// (now plus a timeout, twice a timeout, a pause's multiple) cannot overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
+
+/// `d`, at most [`MAX_DURATION`].
+pub(crate) fn capped(d: Duration) -> Duration {
+    d.min(MAX_DURATION)
+}
+
 /// Default [`ClientConfig::write_buffer_size`]: 2 MiB, as HBase's `hbase.client.write.buffer`.
 pub const DEFAULT_WRITE_BUFFER_SIZE: usize = 2 * 1024 * 1024;
 /// Default [`ClientConfig::write_buffer_limit`]: 256 MiB for all mutators of one client.
@@ -414,13 +426,13 @@ impl ClientConfigBuilder {
     /// Default 10 s, as Java's `hbase.ipc.client.socket.timeout.connect` (read from
     /// `hbase-site.xml`).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.config.connect_timeout = timeout;
+        self.config.connect_timeout = capped(timeout);
         self
     }
 
     /// Limit on one RPC, also sent to the server as the call's deadline. Default 60 s.
     pub fn rpc_timeout(mut self, timeout: Duration) -> Self {
-        self.config.rpc_timeout = timeout;
+        self.config.rpc_timeout = capped(timeout);
         self
     }
 
@@ -429,7 +441,7 @@ impl ClientConfigBuilder {
     /// outage within two minutes; Java's 20 minutes outlasts its 15 retries' 128 s of pauses,
     /// so there the retries end first). Set 20 minutes for Java's.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
-        self.config.operation_timeout = timeout;
+        self.config.operation_timeout = capped(timeout);
         self
     }
 
@@ -437,7 +449,7 @@ impl ClientConfigBuilder {
     /// `zookeeper.session.timeout` is 90 s (a difference we keep; the session only reads the
     /// registry's znodes). The property is read from `hbase-site.xml`.
     pub fn zk_session_timeout(mut self, timeout: Duration) -> Self {
-        self.config.zk_session_timeout = timeout;
+        self.config.zk_session_timeout = capped(timeout);
         self
     }
 
@@ -451,7 +463,7 @@ impl ClientConfigBuilder {
 
     /// Base pause between retries, scaled by HBase's backoff table. Default 100 ms.
     pub fn pause(mut self, pause: Duration) -> Self {
-        self.config.pause = pause;
+        self.config.pause = capped(pause);
         self
     }
 
@@ -462,7 +474,7 @@ impl ClientConfigBuilder {
     /// pause counts as the pause, as there. Set it higher when a server's call queue keeps
     /// filling up.
     pub fn pause_server_overloaded(mut self, pause: Duration) -> Self {
-        self.config.pause_server_overloaded = Some(pause);
+        self.config.pause_server_overloaded = Some(capped(pause));
         self
     }
 
@@ -486,7 +498,7 @@ impl ClientConfigBuilder {
     /// for the cluster's bootstrap nodes again. Default 300 s, as Java's
     /// `hbase.client.bootstrap.refresh_interval_secs`; at least 1 s.
     pub fn bootstrap_refresh_interval(mut self, interval: Duration) -> Self {
-        self.config.bootstrap_refresh_interval = interval.max(Duration::from_secs(1));
+        self.config.bootstrap_refresh_interval = capped(interval).max(Duration::from_secs(1));
         self
     }
 
@@ -517,7 +529,7 @@ impl ClientConfigBuilder {
     /// call that times out fails alone. While a call whose own timeout is longer (a table's
     /// RPC timeout) waits, the connection may be silent for that timeout.
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
-        self.config.read_timeout = Some(timeout);
+        self.config.read_timeout = Some(capped(timeout));
         self
     }
 
@@ -526,7 +538,7 @@ impl ClientConfigBuilder {
     /// that server again, so that they look the region up again. Default 2 s (Java's
     /// `hbase.ipc.client.failed.servers.expiry`).
     pub fn failed_server_expiry(mut self, expiry: Duration) -> Self {
-        self.config.failed_server_expiry = expiry;
+        self.config.failed_server_expiry = capped(expiry);
         self
     }
 
@@ -565,7 +577,7 @@ impl ClientConfigBuilder {
     /// reads it; Java's async client (2.6.4) keeps the same number as nanoseconds, so that
     /// there 250 flushes 250 ns after a mutation is buffered (a difference we keep).
     pub fn write_buffer_periodic_flush(mut self, interval: Option<Duration>) -> Self {
-        self.config.write_buffer_periodic_flush = interval.filter(|d| !d.is_zero());
+        self.config.write_buffer_periodic_flush = interval.filter(|d| !d.is_zero()).map(capped);
         self
     }
 
@@ -732,6 +744,46 @@ impl ClientConfigBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Duration::MAX` (a timeout turned off) is read as `MAX_DURATION` by every duration
+    /// setting, and what the client makes of them (twice the RPC timeout as the read timeout,
+    /// a deadline from now) does not overflow.
+    #[test]
+    fn durations_are_capped() {
+        let max = Duration::MAX;
+        let c = ClientConfig::builder("zk1:2181")
+            .connect_timeout(max)
+            .rpc_timeout(max)
+            .operation_timeout(max)
+            .zk_session_timeout(max)
+            .pause(max)
+            .pause_server_overloaded(max)
+            .bootstrap_refresh_interval(max)
+            .failed_server_expiry(max)
+            .write_buffer_periodic_flush(Some(max))
+            .build()
+            .unwrap();
+        for d in [
+            c.connect_timeout(),
+            c.rpc_timeout(),
+            c.operation_timeout(),
+            c.zk_session_timeout(),
+            c.pause(),
+            c.pause_server_overloaded(),
+            c.bootstrap_refresh_interval(),
+            c.failed_server_expiry(),
+            c.write_buffer_periodic_flush().unwrap(),
+        ] {
+            assert_eq!(d, MAX_DURATION);
+        }
+        assert_eq!(c.read_timeout(), MAX_DURATION * 2);
+        let _ = std::time::Instant::now() + c.read_timeout() + c.operation_timeout();
+        let c = ClientConfig::builder("zk1:2181")
+            .read_timeout(max)
+            .build()
+            .unwrap();
+        assert_eq!(c.read_timeout(), MAX_DURATION);
+    }
 
     /// Lookups per table are at least 1 and at most what the per-table semaphore can hold
     /// (tokio's `Semaphore::new` panics above it, at the table's first lookup).
