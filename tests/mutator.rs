@@ -1192,6 +1192,55 @@ async fn a_mutators_requests_are_cut_at_max_request_rows_before_they_are_sent() 
     .await;
 }
 
+/// A buffer that fills while the mutator already has `PENDING_BUFFERS` cuts unanswered is not
+/// cut by the write that filled it (that would hold a fifth buffer's memory in flight); it is
+/// cut by the answer that makes room, with no further write, flush or close. (Java's mutator
+/// sends a full buffer from the write that filled it, waiting there.) The server's answers are
+/// held at the proxy until a buffer is full and still buffered, then released; nothing else
+/// touches the mutator until every row is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_buffer_is_cut_when_answers_make_room() {
+    bounded(240, async {
+        let proxy = FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, _table, ctl) =
+            hbase_it::one_region_table(&client, &proxy, "mutator_full_buffer").await;
+        ctl.hold_responses(true);
+        let size = 4096;
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(size),
+            )
+            .unwrap();
+        let mut written = 0usize;
+        while mutator.buffered_heap_size() <= size {
+            mutator
+                .mutate(tagged_put(&format!("r{written:04}"), "t"))
+                .await
+                .unwrap();
+            written += 1;
+            assert!(written < 1000, "no buffer stayed full in {written} puts");
+        }
+        let cut = mutator.unanswered_mutations();
+        assert!(cut > 0, "earlier buffers were cut");
+        ctl.hold_responses(false);
+        while mutator.buffered_bytes() > 0 || mutator.unanswered_mutations() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Beside the table's warm-up row.
+        let ours = count_rows(&client, &name.to_string())
+            .await
+            .into_iter()
+            .filter(|r| r.starts_with(b"r"))
+            .count();
+        assert_eq!(ours, written);
+        mutator.close().await.unwrap();
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
 /// A put of `row` whose value is `tag:` and 1 KiB: puts of equal tags' lengths are of one size.
 fn tagged_put(row: &str, tag: &str) -> Put {
     Put::new(row.to_string()).add("cf", "q", format!("{tag}:{}", "v".repeat(1024)))
@@ -1933,4 +1982,83 @@ async fn writes_to_a_located_region_flow_while_meta_does_not_answer() {
         hbase_it::drop_table(&client, &name).await;
     })
     .await;
+}
+
+/// What a test's thread logs, as text (`tracing`'s plain format, no colours).
+#[derive(Clone, Default)]
+struct CapturedLogs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for CapturedLogs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl CapturedLogs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// A mutator without a failure listener dropped without `close`: no `flush` can come any
+/// more, so its failures are logged at ERROR with their rows, the one kept before the drop
+/// for a flush and the one still in flight at the drop (before, both were kept in a list
+/// nobody reads, and no line was logged). The test's runtime runs on its thread, where the
+/// logs are captured.
+#[test]
+fn failures_of_a_mutator_dropped_without_close_are_logged() {
+    let logs = CapturedLogs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _on_this_thread = tracing::subscriber::set_default(subscriber);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(bounded(120, async {
+        let client = hbase_it::client().await;
+        let name = hbase_it::unique_table("mut_drop_log");
+        hbase_it::create_table(&client, &name, &[]).await;
+        let mutator = client
+            .buffered_mutator(
+                &name.to_string(),
+                MutatorConfig::default().write_buffer_size(1),
+            )
+            .unwrap();
+        mutator
+            .mutate(Put::new("kept_row").add("no_such_family", "q", "v"))
+            .await
+            .unwrap();
+        while mutator.unanswered_mutations() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Cut at once (the buffer holds 1 byte); its request is sent only once this task
+        // waits, after the drop.
+        mutator
+            .mutate(Put::new("in_flight_row").add("no_such_family", "q", "v"))
+            .await
+            .unwrap();
+        assert_eq!(mutator.unanswered_mutations(), 1);
+        drop(mutator);
+        let logged = |row: &str| {
+            logs.text()
+                .lines()
+                .any(|l| l.contains("ERROR") && l.contains(row) && l.contains("NoSuchColumnFamily"))
+        };
+        while !(logged("kept_row") && logged("in_flight_row")) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let t = client.table(&name.to_string()).unwrap();
+        assert!(t.get(Get::new("kept_row")).await.unwrap().is_none());
+        hbase_it::drop_table(&client, &name).await;
+    }));
 }

@@ -40,7 +40,7 @@ pub(super) trait Owner: Send + Sync + Sized + 'static {
     /// which a large request's answer would otherwise not touch again, and cloning a put
     /// copies its cells).
     fn answered(
-        &self,
+        self: &Arc<Self>,
         sent: &Sent<Self>,
         mutation: &mut dyn FnMut() -> Mutation,
         outcome: Result<ActionResult>,

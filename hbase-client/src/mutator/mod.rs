@@ -68,6 +68,7 @@ use tokio::sync::Notify;
 use crate::error::{Error, FailedMutation, Result};
 use crate::ops::{ActionResult, Mutation};
 use crate::region::TableName;
+use crate::runtime::config::capped;
 use crate::runtime::Runtime;
 pub(crate) use crate::write_budget::WriteBudget;
 use crate::write_budget::{Admission, Flushable};
@@ -152,14 +153,14 @@ impl MutatorConfig {
     /// [`write_buffer_periodic_flush`](crate::ClientConfig::write_buffer_periodic_flush),
     /// off unless `hbase.client.write.buffer.periodicflush.timeout.ms` says).
     pub fn periodic_flush(mut self, interval: Duration) -> Self {
-        self.periodic_flush = Some(interval).filter(|d| !d.is_zero());
+        self.periodic_flush = Some(capped(interval)).filter(|d| !d.is_zero());
         self
     }
 
     /// How long the retries of one request may take before its mutations fail (default: the
     /// client's operation timeout). Time spent queued behind earlier writes does not count.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
-        self.operation_timeout = Some(timeout.max(Duration::from_millis(1)));
+        self.operation_timeout = Some(capped(timeout).max(Duration::from_millis(1)));
         self
     }
 
@@ -326,6 +327,9 @@ struct State {
     /// listener, which is called outside it (see [`Writer::tell_unheard`]).
     unheard: Vec<FailedMutation>,
     closed: bool,
+    /// The last handle is gone without `close`: no `flush` can come, so a failure is logged
+    /// (without a listener) rather than kept.
+    dropped: bool,
 }
 
 impl State {
@@ -438,12 +442,26 @@ impl Writer {
         if self.listener.is_some() {
             let f = FailedMutation::new(mutation(), error);
             self.tell(&f);
-            self.lock().failures.push(f, self.kept_bound);
+            let mut st = self.lock();
+            if !st.dropped {
+                st.failures.push(f, self.kept_bound);
+            }
+            return;
+        }
+        let mut st = self.lock();
+        if st.dropped {
+            drop(st);
+            self.log_unreported(&FailedMutation::new(mutation(), error));
         } else {
-            self.lock()
-                .failures
+            st.failures
                 .keep(self.kept_bound, || FailedMutation::new(mutation(), error));
         }
+    }
+
+    /// Logs a failure of a mutator dropped without `close` and without a listener: nobody
+    /// else can be told.
+    fn log_unreported(&self, f: &FailedMutation) {
+        tracing::error!(table = %self.table(), row = ?f.row(), error = %f.error, "a write of a BufferedMutator dropped without close() failed");
     }
 
     /// Hands a failure to the listener, if any (caller holds no lock; a panic is caught).
@@ -485,9 +503,11 @@ impl Owner for Writer {
     }
 
     /// A mutation's final outcome: counted off, its failure kept and handed to the listener
-    /// (outside the lock, a panic caught).
+    /// (outside the lock, a panic caught). A buffer that filled while the earlier cuts held
+    /// its room (`may_cut`) is cut by the answer that gives the room back: the write that
+    /// filled it returned, and no other may come.
     fn answered(
-        &self,
+        self: &Arc<Self>,
         sent: &Sent,
         mutation: &mut dyn FnMut() -> Mutation,
         outcome: Result<ActionResult>,
@@ -499,10 +519,18 @@ impl Owner for Writer {
         }
         // Its bytes first, so that a `flush` that sees it answered also sees them released.
         self.budget.release_and_unstall(sent.bytes, true);
-        {
+        let cut = {
             let mut st = self.lock();
             st.cut_bytes = st.cut_bytes.saturating_sub(sent.bytes);
             st.open_cuts.answered(sent.cut);
+            let due = self.buffer_full(&st) && self.may_cut(&st);
+            if due {
+                self.cut(&mut st);
+            }
+            due
+        };
+        if cut {
+            self.tell_unheard();
         }
         self.progress.notify_waiters();
     }
@@ -522,16 +550,31 @@ impl Drop for Handle {
     fn drop(&mut self) {
         let w = &self.writer;
         let mut st = w.lock();
-        if !st.closed && !st.buffer.is_empty() {
+        st.dropped = true;
+        let unanswered = st.open_cuts.unanswered();
+        if !st.closed && (!st.buffer.is_empty() || unanswered > 0) {
             tracing::warn!(
                 table = %w.table(),
                 mutations = st.buffer.len(),
                 bytes = st.buffered_bytes,
+                unanswered,
                 "BufferedMutator dropped without close(): its buffer is sent in the background; failures reach only the listener and this log"
             );
         }
+        // Failures kept for a `flush` that can no longer come (a listener heard them).
+        let unreported = st.failures.take();
         w.cut(&mut st);
         drop(st);
+        if let (None, Some(Error::MutationsFailed { failures, dropped })) =
+            (&w.listener, unreported)
+        {
+            for f in &failures {
+                w.log_unreported(f);
+            }
+            if dropped > 0 {
+                tracing::error!(table = %w.table(), failed = dropped, "more writes of a BufferedMutator dropped without close() failed (beyond the failures it keeps)");
+            }
+        }
         w.tell_unheard();
         w.dispatch.leave();
     }
@@ -568,8 +611,13 @@ impl Drop for Handle {
 ///
 /// # Dropping without `close`
 /// Dropping the last handle sends what is still buffered in the background (and logs a
-/// warning): its failures reach only the listener and the log, and nobody waits for it, so
-/// a runtime shut down (a process exiting) before the answers loses it. Call `close`.
+/// warning): its failures reach only the listener, or without one the log (each at
+/// `ERROR`, with its row; so do failures kept for a `flush` that never came), and nobody
+/// waits for it, so a runtime shut down (a process exiting) before the answers loses it.
+/// Call `close`.
+///
+/// A failure listener that holds a clone of its mutator keeps the mutator alive: dropping
+/// the other handles then sends nothing. Such a mutator must be closed.
 #[derive(Clone)]
 pub struct BufferedMutator {
     handle: Arc<Handle>,
