@@ -377,11 +377,13 @@ impl ClientConfig {
     }
 }
 
-/// The longest any duration setting is taken as: ten years, in effect none. A longer one
-/// (`Duration::MAX`, say, to turn a timeout off) is read as this, here and in
+/// The longest a timeout, pause or flush interval is taken as: ten years, in effect none. A
+/// longer one (`Duration::MAX`, say, to turn a timeout off) is read as this, here and in
 /// [`TableBuilder`](crate::TableBuilder), [`MutatorConfig`](crate::MutatorConfig) and
 /// [`Admin::with_timeout`](crate::Admin::with_timeout), so that the deadlines made from it
-/// (now plus a timeout, twice a timeout, a pause's multiple) cannot overflow.
+/// (now plus a timeout, twice a timeout, a pause's multiple) cannot overflow. (The bootstrap
+/// refresh interval, only ever compared with the time elapsed, keeps its value: Java reads it
+/// as a `long` of seconds.)
 pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
 
 /// `d`, at most [`MAX_DURATION`].
@@ -498,7 +500,7 @@ impl ClientConfigBuilder {
     /// for the cluster's bootstrap nodes again. Default 300 s, as Java's
     /// `hbase.client.bootstrap.refresh_interval_secs`; at least 1 s.
     pub fn bootstrap_refresh_interval(mut self, interval: Duration) -> Self {
-        self.config.bootstrap_refresh_interval = capped(interval).max(Duration::from_secs(1));
+        self.config.bootstrap_refresh_interval = interval.max(Duration::from_secs(1));
         self
     }
 
@@ -758,7 +760,6 @@ mod tests {
             .zk_session_timeout(max)
             .pause(max)
             .pause_server_overloaded(max)
-            .bootstrap_refresh_interval(max)
             .failed_server_expiry(max)
             .write_buffer_periodic_flush(Some(max))
             .build()
@@ -770,13 +771,18 @@ mod tests {
             c.zk_session_timeout(),
             c.pause(),
             c.pause_server_overloaded(),
-            c.bootstrap_refresh_interval(),
             c.failed_server_expiry(),
             c.write_buffer_periodic_flush().unwrap(),
         ] {
             assert_eq!(d, MAX_DURATION);
         }
         assert_eq!(c.read_timeout(), MAX_DURATION * 2);
+        let long = Duration::from_secs(1 << 31);
+        let c2 = ClientConfig::builder("zk1:2181")
+            .bootstrap_refresh_interval(long)
+            .build()
+            .unwrap();
+        assert_eq!(c2.bootstrap_refresh_interval(), long, "Java's long, kept");
         let _ = std::time::Instant::now() + c.read_timeout() + c.operation_timeout();
         let c = ClientConfig::builder("zk1:2181")
             .read_timeout(max)
