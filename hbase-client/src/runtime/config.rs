@@ -747,9 +747,10 @@ impl ClientConfigBuilder {
 mod tests {
     use super::*;
 
-    /// `Duration::MAX` (a timeout turned off) is read as `MAX_DURATION` by every duration
-    /// setting, and what the client makes of them (twice the RPC timeout as the read timeout,
-    /// a deadline from now) does not overflow.
+    /// `Duration::MAX` (a timeout turned off) is read as `MAX_DURATION` by every timeout, pause
+    /// and flush interval, and what the client makes of them (twice the RPC timeout as the
+    /// read timeout, a deadline from now) does not overflow. The bootstrap refresh interval, a
+    /// Java `long` of seconds only compared with the time elapsed, keeps its value.
     #[test]
     fn durations_are_capped() {
         let max = Duration::MAX;
@@ -777,18 +778,18 @@ mod tests {
             assert_eq!(d, MAX_DURATION);
         }
         assert_eq!(c.read_timeout(), MAX_DURATION * 2);
-        let long = Duration::from_secs(1 << 31);
-        let c2 = ClientConfig::builder("zk1:2181")
-            .bootstrap_refresh_interval(long)
-            .build()
-            .unwrap();
-        assert_eq!(c2.bootstrap_refresh_interval(), long, "Java's long, kept");
         let _ = std::time::Instant::now() + c.read_timeout() + c.operation_timeout();
         let c = ClientConfig::builder("zk1:2181")
             .read_timeout(max)
             .build()
             .unwrap();
         assert_eq!(c.read_timeout(), MAX_DURATION);
+        let long = Duration::from_secs(1 << 31);
+        let c = ClientConfig::builder("zk1:2181")
+            .bootstrap_refresh_interval(long)
+            .build()
+            .unwrap();
+        assert_eq!(c.bootstrap_refresh_interval(), long, "Java's long, kept");
     }
 
     /// Lookups per table are at least 1 and at most what the per-table semaphore can hold
