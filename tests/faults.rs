@@ -912,12 +912,27 @@ async fn slow_scan_consumer_outlives_the_scanner_lease() {
         }
         let ctl = proxy.control(&meta.address());
 
-        // Consume 20 rows, stall for 2.5 leases, then the rest. Twice: first with the
+        // The stall outlasts this table's operation timeout: the timeout bounds a wait for
+        // the server, not for the consumer, so the renewals still get the whole RPC timeout.
+        let impatient = client
+            .table_builder(&name.to_string())
+            .unwrap()
+            .operation_timeout(DEDICATED_LEASE * 3 / 4)
+            .build();
+        let is_renewal = |r: &hbase_it::proxy::RequestInfo| {
+            r.method == "Scan" && proto_bool(&r.param, 10) == Some(true)
+        };
+
+        // Consume 20 rows, stall for 2.5 leases, then the rest. Three times: first with the
         // client's lease renewals reaching the server; then with every renewal swallowed, so
-        // the lease expires and the scan has to reopen after the last row it delivered.
-        for swallow_renewals in [false, true] {
+        // the lease expires and the scan has to reopen after the last row it delivered; then
+        // with an operation timeout shorter than the stall.
+        for (swallow_renewals, table) in [(false, &table), (true, &table), (false, &impatient)] {
             if swallow_renewals {
-                ctl.swallow_requests(1000, |r| r.method == "Scan" && proto_bool(&r.param, 10) == Some(true));
+                ctl.swallow_requests(1000, is_renewal);
+            } else {
+                ctl.clear();
+                ctl.record(is_renewal);
             }
             let before = client.stats();
             let mut stream = table.scan(Scan::new().caching(20));
@@ -942,6 +957,15 @@ async fn slow_scan_consumer_outlives_the_scanner_lease() {
                 assert!(ctl.swallowed() >= 1);
             } else {
                 assert_eq!(retries, 0, "the lease was renewed, nothing had to be reopened");
+                // A renewal every half lease while the consumer stalls, each with the RPC
+                // timeout in its header (it was cut to 1 ms once the stall outlasted the
+                // operation timeout).
+                let timeouts: Vec<u32> = ctl.recorded().iter().map(|r| r.timeout_ms).collect();
+                assert!(timeouts.len() >= 3, "renewals: {timeouts:?}");
+                assert!(
+                    timeouts.iter().all(|&t| u128::from(t) == rpc_timeout.as_millis()),
+                    "renewal timeouts (ms): {timeouts:?}"
+                );
             }
         }
         ctl.clear();

@@ -360,3 +360,128 @@ fn a_scan_whose_task_died_ends_in_an_error() {
         hbase_it::drop_table(&client, &name).await;
     }));
 }
+
+/// A scan whose stream is dropped stops, even while its answers carry no rows (a filter that
+/// matches nothing): it used to notice only when it had a row to hand on, so it went through
+/// every region of the table for a consumer that was gone. Counted in calls to the region
+/// servers: the stream is dropped before its task first runs, and again while the answer to
+/// its first call is held in the proxy.
+#[test]
+fn a_dropped_scan_stops_though_its_answers_carry_no_rows() {
+    let outer = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (client, name, _) = outer.block_on(setup());
+    let proxy = hbase_it::proxy::FaultProxy::new();
+    let proxied = outer.block_on(hbase_it::proxied_client(&proxy, |b| b));
+    let table = proxied.table(&name.to_string()).unwrap();
+    let nothing = || {
+        Scan::new().filter(Filter::Row(
+            CompareOp::Equal,
+            Comparator::Binary(Bytes::from_static(b"no such row")),
+        ))
+    };
+    let calls = || proxied.stats().total(|s| s.calls);
+    // Every region located, and a full scan that matches nothing takes one call per region.
+    outer.block_on(async {
+        assert_eq!(rows(&table, Scan::new()).await.len(), ROWS as usize);
+        let before = calls();
+        assert!(rows(&table, nothing()).await.is_empty());
+        assert_eq!(calls() - before, 9, "one call per region");
+    });
+    // The scan's task runs on a runtime of its own, so the test can wait for it to end.
+    let inner = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let tasks = inner.handle().clone();
+    let outstanding = || {
+        proxy
+            .controls()
+            .iter()
+            .map(|c| c.outstanding())
+            .sum::<u64>()
+    };
+    for after_first_call in [false, true] {
+        let before = calls();
+        inner.block_on(hbase_it::bounded(60, async {
+            proxy.each(|c| c.hold_responses(after_first_call));
+            let stream = table.scan(nothing());
+            while after_first_call && outstanding() == 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            drop(stream);
+            proxy.each(|c| c.hold_responses(false));
+            while tasks.metrics().num_alive_tasks() > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        }));
+        let made = calls() - before;
+        eprintln!("a dropped scan (after its first call: {after_first_call}): {made} calls");
+        assert_eq!(
+            made,
+            u64::from(after_first_call),
+            "a scan dropped (after its first call: {after_first_call}) went on"
+        );
+    }
+    outer.block_on(hbase_it::drop_table(&client, &name));
+}
+
+/// A scan answer whose cells cannot be read is retried (the scanner reopened where the last
+/// answer left off), and the scanner that answer left open on the server is closed, not left
+/// to its lease (a minute of the server's memory and a lease per damaged answer, by default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_answer_that_cannot_be_read_closes_its_scanner() {
+    hbase_it::bounded(90, async {
+        let proxy = hbase_it::proxy::FaultProxy::new();
+        let client = hbase_it::proxied_client(&proxy, |b| b).await;
+        let (name, table, ctl) =
+            hbase_it::one_region_table(&client, &proxy, "scan_unreadable").await;
+        let actions: Vec<Action> = (0..50)
+            .map(|i| Action::Put(Put::new(key(i)).add("cf", "a", format!("a{i}"))))
+            .collect();
+        for r in table.batch(&actions).await {
+            assert_eq!(r.unwrap(), ActionResult::Done);
+        }
+        ctl.record(|r| r.method == "Scan");
+        // The open's answer: ten rows, the scanner left open for the rest.
+        ctl.corrupt_next(1, hbase_it::proxy::Corruption::CellBlock);
+        let got = rows(&table, Scan::new().caching(10)).await;
+        assert_eq!(ctl.damaged(), 1, "the answer was damaged");
+        let mut expected: Vec<Bytes> = (0..50).map(key).collect();
+        expected.push(Bytes::from_static(b"warm"));
+        assert_eq!(got, expected, "every row once");
+        let recorded = ctl.recorded();
+        let varint = |r: &hbase_it::proxy::RequestInfo, n: u32| {
+            hbase_it::proxy::proto_fields(&r.param)
+                .unwrap_or_default()
+                .into_iter()
+                .find_map(|(f, v)| match (f, v) {
+                    (f, hbase_it::proxy::Field::Varint(v)) if f == n => Some(v),
+                    _ => None,
+                })
+        };
+        // ScanRequest: region = 1 (an open), close_scanner = 5.
+        let opens = recorded.iter().filter(|r| proto_fields_of(r).contains(&1));
+        let closes = recorded.iter().filter(|r| varint(r, 5) == Some(1));
+        assert_eq!(
+            (opens.count(), closes.count()),
+            (2, 1),
+            "two opens (the damaged one and the retry), one close (the damaged one's): {:?}",
+            recorded.iter().map(proto_fields_of).collect::<Vec<_>>()
+        );
+        hbase_it::drop_table(&client, &name).await;
+    })
+    .await;
+}
+
+/// A request's top-level field numbers.
+fn proto_fields_of(r: &hbase_it::proxy::RequestInfo) -> Vec<u32> {
+    hbase_it::proxy::proto_fields(&r.param)
+        .unwrap_or_default()
+        .iter()
+        .map(|(f, _)| *f)
+        .collect()
+}

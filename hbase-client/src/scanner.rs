@@ -365,6 +365,12 @@ impl<R: ScanRow> Scanner<R> {
         let table = self.table.clone();
         let op = Operation::new(&rt, &opts, Idempotency::Scan).on_table(&table);
         loop {
+            // A consumer that went away is noticed before each region, not only when a row is
+            // handed on: a filter that matches nothing would otherwise take the scan through
+            // every region for nobody.
+            if tx.is_closed() {
+                return Ok(());
+            }
             if matches!(self.position, Position::Done) || self.remaining == Some(0) {
                 // A row whose last piece still said "more" ends with the scan.
                 let mut last = Vec::new();
@@ -440,7 +446,20 @@ impl<R: ScanRow> Scanner<R> {
             lease: Duration::from_millis(resp.ttl.unwrap_or(60_000) as u64),
         });
         loop {
-            let pieces = R::rows_of(&mut resp, cellblock)?;
+            let pieces = match R::rows_of(&mut resp, cellblock) {
+                Ok(pieces) => pieces,
+                Err(e) => {
+                    // The answer's frame was whole, so its connection is fine and the server
+                    // still holds the scanner: closed now, not left to its lease. The retry
+                    // reopens after the last row delivered.
+                    if resp.more_results != Some(false)
+                        && resp.more_results_in_region != Some(false)
+                    {
+                        close(op, open.take(), &self.metrics).await;
+                    }
+                    return Err(e);
+                }
+            };
             self.metrics.record(|m| {
                 if let Some(server) = &resp.scan_metrics {
                     m.add_server(server);
@@ -469,6 +488,12 @@ impl<R: ScanRow> Scanner<R> {
                 // longer in all than the operation timeout, which bounds a wait for the server,
                 // not for a row.
                 op.answered();
+                // Nor does the consumer's going away wait for a row (heartbeats can go on for
+                // the whole region).
+                if tx.is_closed() {
+                    close(op, open.take(), &self.metrics).await;
+                    return Ok(Some(Delivery::ConsumerGone));
+                }
             }
             if self.remaining == Some(0) {
                 close(op, open.take(), &self.metrics).await;
@@ -775,11 +800,18 @@ impl<R: ScanRow> Scanner<R> {
                             permit.send(Ok(rows));
                             Delivery::Sent
                         }
-                        Err(_) => Delivery::ConsumerGone,
+                        Err(_) => {
+                            // The close that follows waits for the server, not the consumer.
+                            op.answered();
+                            Delivery::ConsumerGone
+                        }
                     };
                 }
                 _ = tokio::time::sleep(renew_every) => {
                     if let Some(o) = open {
+                        // The operation timeout bounds a wait for the server, not for the
+                        // consumer: a stall longer than it left the renewals 1 ms each.
+                        op.answered();
                         let renew = hbase_proto::ScanRequest {
                             scanner_id: Some(o.id),
                             number_of_rows: Some(0),
