@@ -477,6 +477,102 @@ async fn partial_scan_reopened_mid_row_returns_each_cell_once() {
     hbase_it::drop_table(&client, &name).await;
 }
 
+/// A row whose last piece said "more" (a column filter makes HBase 2.6 do that) is
+/// completed by its region's end. When the call that would have said so fails, the reopen
+/// sends the row's pieces again, all of them delivered before, and the region's end completes
+/// it: counted once against the limit. A second failure, at the next region's open, used to
+/// send the scan back to that row (its skip record outlived the row): the row counted twice,
+/// and the limit's last row was never read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_completed_by_its_regions_end_counts_once_after_two_failures() {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    use std::sync::Arc;
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table("scan_skip_twice");
+    hbase_it::create_table(&client, &name, &["s"]).await;
+    let plain = client.table(&name.to_string()).unwrap();
+    let mut put = Put::new("r");
+    for i in 0..10 {
+        put = put.add("cf", format!("a{i}"), vec![b'a'; 10_000]);
+    }
+    plain
+        .put(put.add("cf", "b0", vec![b'b'; 10_000]))
+        .await
+        .unwrap();
+    for row in ["s0", "s1"] {
+        plain.put(Put::new(row).add("cf", "a", row)).await.unwrap();
+    }
+    let proxy = hbase_it::proxy::FaultProxy::new();
+    let proxied = hbase_it::proxied_client(&proxy, |b| b).await;
+    let table = proxied.table(&name.to_string()).unwrap();
+    assert_eq!(
+        results(&table, Scan::new()).await.len(),
+        3,
+        "both regions located"
+    );
+    for raw in [false, true] {
+        // One cell a call: the first call's answer is a0, the tenth's a9 (said "more"), and
+        // the eleventh call is the one that would say the region ended. It fails, and so does
+        // the third open (the first region's, its reopen, then the second region's).
+        let (scans, opens) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        proxy.each(|c| {
+            let (scans, opens) = (scans.clone(), opens.clone());
+            c.inject_exception_where(
+                2,
+                move |r| {
+                    if r.method != "Scan" {
+                        return false;
+                    }
+                    let n = scans.fetch_add(1, SeqCst) + 1;
+                    let open = proto_fields(&r.param)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|(f, _)| *f == 1);
+                    let o = if open {
+                        opens.fetch_add(1, SeqCst) + 1
+                    } else {
+                        0
+                    };
+                    n == 11 || o == 3
+                },
+                "org.apache.hadoop.hbase.exceptions.ScannerResetException",
+                false,
+            )
+        });
+        let scan = Scan::new()
+            .filter(Filter::ColumnPrefix("a".into()))
+            .allow_partial_results(true)
+            .max_result_size(10_000)
+            .limit(2);
+        let mut stream = Rows::open(&table, scan, raw);
+        let mut got = Vec::new();
+        while let Some(r) = stream.next().await {
+            got.push(r.unwrap());
+        }
+        let injected: u64 = proxy.controls().iter().map(|c| c.injected()).sum();
+        let pieces: Vec<String> = got
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}:{}",
+                    String::from_utf8_lossy(&r.row),
+                    qualifiers(r).join(",")
+                )
+            })
+            .collect();
+        eprintln!("raw {raw}: {injected} failures injected, results {pieces:?}");
+        let mut expected: Vec<String> = (0..10).map(|i| format!("r:a{i}")).collect();
+        expected.push("s0:a".into());
+        assert_eq!(pieces, expected, "raw {raw}");
+        assert_eq!(
+            injected,
+            2 * (u64::from(raw) + 1),
+            "both failures happened (raw {raw})"
+        );
+    }
+    hbase_it::drop_table(&client, &name).await;
+}
+
 /// A scan of whole rows reopened while a row is in progress restarts after the last whole
 /// row it returned, also when that row came in the same answer as the row's first piece: the
 /// first answer holds rows a0-a4 and the first cell of row b (cut at `max_result_size`); the

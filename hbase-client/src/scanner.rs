@@ -593,6 +593,11 @@ impl<R: ScanRow> Scanner<R> {
 
     /// Moves the position to the next region after `loc` is exhausted, or to Done.
     fn advance_past(&mut self, loc: &Location) {
+        // No row spans two regions: a skip record for a row of this one has nothing left to
+        // skip. Kept, it sent a reopen at the next region back to that row (completed by the
+        // region's end, its pieces sent again all delivered before), which then counted twice
+        // against the limit.
+        self.skip = None;
         let region = &loc.region;
         let stop = &self.scan.stop_row;
         self.position = if !self.scan.reversed {
