@@ -379,6 +379,17 @@ impl Writer {
         st.cut_bytes == 0 || st.cut_bytes < st.pending_bound
     }
 
+    /// Cuts the buffer if it is full and the earlier cuts leave it room (`may_cut`): the one
+    /// rule for a write that fills the buffer and for an answer that gives room back. Whether
+    /// it cut.
+    fn cut_if_due(self: &Arc<Self>, st: &mut State) -> bool {
+        let due = self.buffer_full(st) && self.may_cut(st);
+        if due {
+            self.cut(st);
+        }
+        due
+    }
+
     /// Hands the buffer to the dispatcher (caller holds the state lock). Once the dispatcher
     /// is gone, the buffer fails at once instead.
     fn cut(self: &Arc<Self>, st: &mut State) {
@@ -523,11 +534,7 @@ impl Owner for Writer {
             let mut st = self.lock();
             st.cut_bytes = st.cut_bytes.saturating_sub(sent.bytes);
             st.open_cuts.answered(sent.cut);
-            let due = self.buffer_full(&st) && self.may_cut(&st);
-            if due {
-                self.cut(&mut st);
-            }
-            due
+            self.cut_if_due(&mut st)
         };
         if cut {
             self.tell_unheard();
@@ -723,9 +730,7 @@ impl BufferedMutator {
                 if let Some(e) = self.refusal(&st) {
                     return Err(e);
                 }
-                if core.buffer_full(&st) && core.may_cut(&st) {
-                    core.cut(&mut st);
-                }
+                core.cut_if_due(&mut st);
                 if !core.buffer_full(&st) {
                     if st.buffer.capacity() == 0 {
                         let room = st.next_capacity;
@@ -735,9 +740,7 @@ impl BufferedMutator {
                     st.buffered_bytes += bytes;
                     st.buffered_heap = st.buffered_heap.saturating_add(heap);
                     taken.buffered = true;
-                    if core.buffer_full(&st) && core.may_cut(&st) {
-                        core.cut(&mut st);
-                    }
+                    core.cut_if_due(&mut st);
                     return Ok(());
                 }
             }
