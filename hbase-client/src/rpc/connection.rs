@@ -849,6 +849,13 @@ struct WriteFailed {
     taken: usize,
 }
 
+impl WriteFailed {
+    /// The error of a write that failed with `taken` bytes of the batch taken (for `map_err`).
+    fn at(taken: usize) -> impl FnOnce(std::io::Error) -> WriteFailed {
+        move |error| WriteFailed { error, taken }
+    }
+}
+
 /// Writes `batch` (request frames `frames`). While the transport accepts nothing (the server
 /// is not reading), frames whose callers gave up and of which no byte is written yet are
 /// dropped.
@@ -859,10 +866,9 @@ async fn write_batch(
     frames: &mut Vec<Frame>,
 ) -> Result<(), WriteFailed> {
     let mut written = 0;
-    let failed = |error, taken| WriteFailed { error, taken };
     while written < batch.len() {
         let n = match try_write(wr, &batch[written..]).await {
-            Some(n) => n.map_err(|e| failed(e, written))?,
+            Some(n) => n.map_err(WriteFailed::at(written))?,
             None => {
                 drop_cancelled(shared, batch, frames, written);
                 if written == batch.len() {
@@ -870,16 +876,19 @@ async fn write_batch(
                 }
                 wr.write(&batch[written..])
                     .await
-                    .map_err(|e| failed(e, written))?
+                    .map_err(WriteFailed::at(written))?
             }
         };
         if n == 0 {
-            return Err(failed(std::io::ErrorKind::WriteZero.into(), written));
+            return Err(WriteFailed {
+                error: std::io::ErrorKind::WriteZero.into(),
+                taken: written,
+            });
         }
         written += n;
     }
     // TLS keeps what the socket did not take yet; a plain socket has nothing to flush.
-    wr.flush().await.map_err(|e| failed(e, written))
+    wr.flush().await.map_err(WriteFailed::at(written))
 }
 
 /// With integrity or privacy: seals `batch` piece by piece into wrapped tokens and writes
@@ -895,7 +904,6 @@ async fn write_sealed(
     let mut sealed_upto = 0;
     let mut token = BytesMut::new();
     // A token written in part cannot be unwrapped: the server takes only whole tokens.
-    let failed = |error, taken| WriteFailed { error, taken };
     while sealed_upto < batch.len() {
         drop_cancelled(shared, batch, frames, sealed_upto);
         if sealed_upto == batch.len() {
@@ -904,13 +912,16 @@ async fn write_sealed(
         let end = batch.len().min(sealed_upto + SEAL_PIECE);
         token.clear();
         sasl.seal(&batch[sealed_upto..end], &mut token)
-            .map_err(|e| failed(std::io::Error::other(e.to_string()), sealed_upto))?;
+            .map_err(|e| WriteFailed {
+                error: std::io::Error::other(e.to_string()),
+                taken: sealed_upto,
+            })?;
         wr.write_all(&token)
             .await
-            .map_err(|e| failed(e, sealed_upto))?;
+            .map_err(WriteFailed::at(sealed_upto))?;
         sealed_upto = end;
     }
-    wr.flush().await.map_err(|e| failed(e, sealed_upto))
+    wr.flush().await.map_err(WriteFailed::at(sealed_upto))
 }
 
 /// Plaintext bytes sealed into one wrapped token: enough to amortise a GSS_Wrap, small enough
