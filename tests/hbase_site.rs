@@ -394,8 +394,9 @@ fn configured_values_are_read_as_the_java_client_reads_them() {
     // The cases Java fails to resolve: (case, the property). Java's line for the property says
     // `ERROR java.lang.NumberFormatException` (and so does every other line its reader
     // resolves); ours refuses the file, naming the property.
-    const REFUSED: [(&str, &str); 4] = [
+    const REFUSED: [(&str, &str); 5] = [
         ("invalid.xml", "hbase.rpc.timeout"),
+        ("invalid_unicode_digit.xml", "hbase.rpc.timeout"),
         ("invalid_blank.xml", "hbase.client.write.buffer"),
         ("invalid_plus_hex.xml", "hbase.client.pause"),
         ("invalid_range.xml", "hbase.client.retries.number"),
@@ -565,6 +566,75 @@ fn configured_values_are_read_as_the_java_client_reads_them() {
          refused counts all its lines):\n{}",
         differences.join("\n")
     );
+}
+
+/// Every character Java's `Configuration.getInt` reads as a number alone is read here with its
+/// value, and no other: `Defaults.java digits` runs Java's `Long.parseLong` (the parser of
+/// `getLong`; `getInt`'s reads the same digits) on every code point alone, in decimal and in
+/// hexadecimal, and lists those it parses. Each is read here as a setting, alone and after
+/// `0x`. Every other numeric character (Unicode's categories N*, as Rust's `char::is_numeric`
+/// knows them: superscripts, fractions, Roman numerals, digits outside the Basic Multilingual
+/// Plane, which Java's parser sees as two surrogates) and every other letter of the ASCII
+/// and fullwidth alphabets must be refused.
+#[test]
+fn digits_are_javas() {
+    let java = hbase_it::run_java_program("Defaults.java", &["digits"]);
+    let number = |v: &str| (v != "-").then(|| v.parse::<u32>().expect("a value or -"));
+    let digits: std::collections::BTreeMap<char, (Option<u32>, Option<u32>)> = java
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let [cp, decimal, hex] = f[..] else {
+                panic!("CODE POINT <tab> DECIMAL <tab> HEX: {l:?}")
+            };
+            let cp = u32::from_str_radix(cp, 16).expect("hexadecimal code point");
+            let c = char::from_u32(cp).expect("a char");
+            (c, (number(decimal), number(hex)))
+        })
+        .collect();
+    let retries = |value: String| {
+        let mut site = HbaseSite::default();
+        site.set("hbase.client.retries.number", value);
+        site.to_builder()
+            .and_then(|b| b.build())
+            .map(|c| c.retries())
+            .ok()
+    };
+    let ours = |c: char| (retries(c.to_string()), retries(format!("0x{c}")));
+    let mut differences = Vec::new();
+    for (&c, &java) in &digits {
+        if ours(c) != java {
+            differences.push(format!(
+                "U+{:04X}: Java {java:?}, ours {:?}",
+                u32::from(c),
+                ours(c)
+            ));
+        }
+    }
+    let others: Vec<char> = (0..=0x10FFFFu32)
+        .filter_map(char::from_u32)
+        .filter(|c| !digits.contains_key(c))
+        .filter(|c| {
+            c.is_numeric() || c.is_ascii_alphabetic() || ('\u{FF21}'..='\u{FF5A}').contains(c)
+        })
+        .collect();
+    for &c in &others {
+        if ours(c) != (None, None) {
+            differences.push(format!(
+                "U+{:04X}: Java refuses it, ours reads {:?}",
+                u32::from(c),
+                ours(c)
+            ));
+        }
+    }
+    eprintln!(
+        "{} characters Java reads as a number alone, {} others refused by Java; {} read differently",
+        digits.len(),
+        others.len(),
+        differences.len()
+    );
+    assert!(digits.len() > 300, "Java read {} characters", digits.len());
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
 /// What `Defaults.java` prints for the Java client, printed from `c`: its accessors, and the

@@ -263,9 +263,9 @@ impl JavaNumber {
 /// `String.trim` (spaces, tabs, line breaks and other control characters), then
 /// `0x` or `0X` after an optional `-` is hexadecimal (`-0x10` is -16; no `+` before the
 /// `0x`), else a decimal number with an optional `+` or `-`; it must fit the Java type.
-/// `None` where Java throws a `NumberFormatException`, an empty value included. (Java's
-/// parser also takes the digits of other scripts, such as `٣`; only ASCII digits are taken
-/// here.)
+/// `None` where Java throws a `NumberFormatException`, an empty value included. The digits
+/// are Java's: those of every script in the Basic Multilingual Plane (`٣٠`, `３０`), and for
+/// hexadecimal the fullwidth letters too (see [`java_digit`]).
 fn java_integer(value: &str, java: JavaNumber) -> Option<i64> {
     let trimmed = value.trim_matches(|c: char| c <= ' ');
     let (negative, unsigned) = match trimmed.strip_prefix('-') {
@@ -280,9 +280,67 @@ fn java_integer(value: &str, java: JavaNumber) -> Option<i64> {
         Some(hex) => (hex.to_string(), 16),
         None => (trimmed.to_string(), 10),
     };
-    i64::from_str_radix(&digits, radix)
-        .ok()
+    java_parse(&digits, radix)
+        .and_then(|n| i64::try_from(n).ok())
         .filter(|n| (java.min()..=java.max()).contains(n))
+}
+
+/// `s` as Java's `Long.parseLong(s, radix)` reads it, unbounded up to a little over the range
+/// of a `long` (the caller bounds it): an optional ASCII `+` or `-`, then at least one digit.
+fn java_parse(s: &str, radix: u32) -> Option<i128> {
+    let (negative, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i128 = 0;
+    for c in digits.chars() {
+        n = n * i128::from(radix) + i128::from(java_digit(c, radix)?);
+        if n > i128::from(u64::MAX) {
+            // Out of every Java type's range already; more digits only add to it.
+            return None;
+        }
+    }
+    Some(if negative { -n } else { n })
+}
+
+/// The zeros of the runs of decimal digits (Unicode's category Nd, ten code points from zero
+/// to nine each) that Java 17's `Character.digit` reads in the Basic Multilingual Plane
+/// (Unicode 13.0). Java's integer parsers take a string's UTF-16 units one at a time, so the
+/// digits beyond that plane (such as the mathematical ones, U+1D7CE on) are two surrogates to
+/// them, no digit. `tests/hbase_site.rs` compares every character with Java's parser. Later
+/// Java versions know more scripts; the client is compared with Java 17, the newest HBase 2.6
+/// supports.
+const DECIMAL_DIGIT_ZEROS: [u32; 37] = [
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
+    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+];
+
+/// `c`'s value as a digit of `radix` (10 or 16), as Java's `Character.digit` reads it: a
+/// decimal digit of any script, and for hexadecimal a letter `a`–`f` or `A`–`F`, ASCII or
+/// fullwidth.
+fn java_digit(c: char, radix: u32) -> Option<u32> {
+    let cp = u32::from(c);
+    let decimal = match DECIMAL_DIGIT_ZEROS.binary_search(&cp) {
+        Ok(_) => Some(0),
+        Err(0) => None,
+        Err(i) => Some(cp - DECIMAL_DIGIT_ZEROS[i - 1]).filter(|d| *d < 10),
+    };
+    if decimal.is_some() || radix != 16 {
+        return decimal;
+    }
+    let letter = match c {
+        'a'..='f' => cp - u32::from('a'),
+        'A'..='F' => cp - u32::from('A'),
+        '\u{FF41}'..='\u{FF46}' => cp - 0xFF41,
+        '\u{FF21}'..='\u{FF26}' => cp - 0xFF21,
+        _ => return None,
+    };
+    Some(10 + letter)
 }
 
 impl HbaseSite {
@@ -1127,6 +1185,12 @@ mod tests {
             ("-0x80000000", Some(-2147483648), Some(-2147483648)),
             ("2147483648", None, Some(2147483648)),
             ("0xffffffff", None, Some(0xffff_ffff)),
+            ("-9223372036854775808", None, Some(i64::MIN)),
+            // Java's digits are every script's, and fullwidth letters in hexadecimal.
+            ("\u{663}\u{660}", Some(30), Some(30)),
+            ("1\u{662}3", Some(123), Some(123)),
+            ("-\u{FF15}", Some(-5), Some(-5)),
+            ("0x\u{FF26}\u{FF46}", Some(255), Some(255)),
         ] {
             assert_eq!(java_integer(value, JavaNumber::Int), int, "int {value:?}");
             assert_eq!(
@@ -1149,6 +1213,17 @@ mod tests {
             "10 000",
             "10ms",
             "\u{a0}5",
+            "-9223372036854775809",
+            "99999999999999999999999999999999999999999999",
+            // Numbers, but not decimal digits: superscript two, one half, Roman numeral one.
+            "\u{B2}",
+            "\u{BD}",
+            "\u{2160}",
+            // A mathematical digit three: two surrogates to Java's parser.
+            "\u{1D7D1}",
+            // A fullwidth letter is a digit in hexadecimal only; U+FF27 is a G.
+            "\u{FF26}",
+            "0x\u{FF27}",
         ] {
             let (int, long) = (
                 java_integer(value, JavaNumber::Int),

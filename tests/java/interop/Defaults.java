@@ -31,6 +31,12 @@
 //   check of the Java client's puts) against the limit the client reads from
 //   hbase.client.keyvalue.maxsize=MAX ("default": unset). One line each:
 //     ok|refused <tab> limit=N <tab> sizes=each cell's getSerializedSize(),...
+//
+// tests/java/interop/run --program Defaults.java digits
+//   Every code point (surrogates aside) that is a number alone to Long.parseLong, the parser
+//   of Configuration.getLong (getInt's Integer.parseInt reads the same digits), in decimal or
+//   in hexadecimal (getLong's reading after "0x"). One line each: the code point in
+//   hexadecimal <tab> its decimal value or - <tab> its hexadecimal value or -.
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
@@ -61,8 +67,34 @@ public class Defaults {
       case "keyvalue":
         keyvalue(args);
         break;
+      case "digits":
+        StringBuilder out = new StringBuilder();
+        for (int cp = 0; cp <= Character.MAX_CODE_POINT; cp++) {
+          if (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) {
+            continue;
+          }
+          String alone = new String(Character.toChars(cp));
+          String decimal = parsed(alone, 10);
+          String hex = parsed(alone, 16);
+          if (!decimal.equals("-") || !hex.equals("-")) {
+            out.append(Integer.toHexString(cp)).append('\t').append(decimal).append('\t')
+                .append(hex).append('\n');
+          }
+        }
+        System.out.print(out);
+        break;
       default:
-        throw new IllegalArgumentException("mode defaults, site or keyvalue, not " + args[0]);
+        throw new IllegalArgumentException(
+            "mode defaults, site, keyvalue or digits, not " + args[0]);
+    }
+  }
+
+  // `s` as Long.parseLong reads it in `radix`, or "-" where it throws.
+  static String parsed(String s, int radix) {
+    try {
+      return Long.toString(Long.parseLong(s, radix));
+    } catch (NumberFormatException e) {
+      return "-";
     }
   }
 
