@@ -703,17 +703,19 @@ fn read_answers(
                     e.duplicate(),
                     Some((server.to_string(), Delivery::Unknown)),
                 )),
+                // HBase answers every action it ran: one left out (or answered under another's
+                // index) is a damaged answer, and the server may have applied it.
                 None => {
                     let e = Error::Protocol("server returned no result for an action".into());
-                    out.push((idx, e, None));
+                    out.push((idx, e, Some((server.to_string(), Delivery::Unknown))));
                 }
             }
         }
     }
-    // Regions the server left out of its answer.
+    // Regions the server left out of its answer: as unknown as an action left out.
     for &(idx, _) in &order[region_start.min(order.len())..] {
         let e = Error::Protocol("server returned no result for a region".into());
-        out.push((idx, e, None));
+        out.push((idx, e, Some((server.to_string(), Delivery::Unknown))));
     }
     out
 }
@@ -865,6 +867,36 @@ mod tests {
         let mut message = vec![0x0a, region.len() as u8];
         message.extend_from_slice(&region);
         only_the_first_answered(read(message, Bytes::new()));
+    }
+
+    /// An answer that leaves an action out (or gives its result an index of another action,
+    /// or of none) says nothing of what the server did with it: HBase answers every action
+    /// it ran, so a missing result is a damaged answer, and a write in it may have been
+    /// applied. It used to count as not applied (a protocol error with no delivery), so a
+    /// newest-version delete was sent again and an increment could go to another server.
+    #[test]
+    fn an_action_left_out_of_the_answer_is_unknown() {
+        let unknown = Some(Delivery::Unknown);
+        for results in [
+            vec![answered(0, 0), answered(2, 0)],
+            vec![answered(0, 0), answered(0, 0), answered(2, 0)],
+            vec![answered(0, 0), answered(9, 0), answered(2, 0)],
+        ] {
+            let (ok, failed) = read(message(results.clone()), Bytes::new());
+            assert_eq!(ok.len(), 2, "{results:?}: {ok:?}");
+            assert_eq!(failed, vec![(11, true, unknown)], "{results:?}");
+        }
+        // A region left out: each of its actions.
+        let (ok, failed) = read(MultiResponse::default().encode_to_vec(), Bytes::new());
+        assert!(ok.is_empty());
+        assert_eq!(
+            failed,
+            vec![
+                (10, true, unknown),
+                (11, true, unknown),
+                (12, true, unknown)
+            ]
+        );
     }
 
     #[test]
