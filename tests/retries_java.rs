@@ -69,8 +69,8 @@ enum Fault {
     SwallowRequest,
     /// The first `n` calls are answered with this exception (whole call).
     Exception(&'static str, bool, u32),
-    /// The first `Multi` answer fails its every action with this exception.
-    ActionException(&'static str),
+    /// The first `n` `Multi` answers fail their every action with this exception.
+    ActionException(&'static str, u32),
     /// The next answer from the server is cut in half and the connection closed.
     CutAnswer,
     /// Every answer comes [`SLOW_BY`] late: every attempt times out.
@@ -325,7 +325,7 @@ const SCENARIOS: &[Scenario] = &[
         name: "batch-put-action-region-moved",
         before: &[],
         method: "Multi",
-        fault: Fault::ActionException("org.apache.hadoop.hbase.NotServingRegionException"),
+        fault: Fault::ActionException("org.apache.hadoop.hbase.NotServingRegionException", 1),
         op: "batch-put cf q v",
         java: None,
     },
@@ -333,15 +333,26 @@ const SCENARIOS: &[Scenario] = &[
         name: "mutator-put-action-too-busy",
         before: &[],
         method: "Multi",
-        fault: Fault::ActionException("org.apache.hadoop.hbase.RegionTooBusyException"),
+        fault: Fault::ActionException("org.apache.hadoop.hbase.RegionTooBusyException", 1),
         op: "mutator-put cf q v",
+        java: None,
+    },
+    // A Multi answered in slices past the default 15 retries: each slice asks for the rest
+    // at once (MultiActionResultTooLarge, a RetryImmediatelyException), which Java sends
+    // again without counting a retry or pausing.
+    Scenario {
+        name: "batch-put-action-too-large-20-times",
+        before: &[],
+        method: "Multi",
+        fault: Fault::ActionException("org.apache.hadoop.hbase.MultiActionResultTooLarge", 20),
+        op: "batch-put cf q v",
         java: None,
     },
     Scenario {
         name: "batch-put-action-do-not-retry",
         before: &[],
         method: "Multi",
-        fault: Fault::ActionException("org.apache.hadoop.hbase.DoNotRetryIOException"),
+        fault: Fault::ActionException("org.apache.hadoop.hbase.DoNotRetryIOException", 1),
         op: "batch-put cf q v",
         java: None,
     },
@@ -743,7 +754,7 @@ async fn arm(
             ctl.inject_exception_where(n, mine, class, overloaded)
         }
         // Every Multi: a Multi carries no row the lookups of others could also carry.
-        Fault::ActionException(class) => ctl.inject_action_exception(class, 1),
+        Fault::ActionException(class, n) => ctl.inject_action_exception(class, n),
         Fault::CutAnswer => ctl.cut_answers_where(1, mine),
         Fault::Slow => ctl.answer_late_where(SLOW_BY, u32::MAX, mine),
         Fault::RefusedOnce | Fault::RefusedThroughout => {

@@ -22,7 +22,8 @@
 //!   `NotServingRegionException`).
 //! - Pauses: the overloaded pause for an `HBaseServerException` that says so
 //!   (`CallQueueTooBigException`, `CallDroppedException`), the server's wait for an
-//!   `RpcThrottlingException`, none for a `RetryImmediatelyException`.
+//!   `RpcThrottlingException`, none for a `RetryImmediatelyException`, which spends no retry
+//!   either (Java's batch caller resends at once, its count of tries unchanged).
 //! - The master: a failed call to the master forgets it (the next attempt asks the registry
 //!   which master is active) only when the call is retried and failed with a connection
 //!   exception (`ClientExceptionsUtil.isConnectionException`: a refused or timed-out connect, a

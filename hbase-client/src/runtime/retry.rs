@@ -39,7 +39,10 @@ pub struct HBaseBackoff {
 impl RetryPolicy for HBaseBackoff {
     fn next_pause(&self, attempt: u32, error: &Error) -> Option<Duration> {
         let verdict = exceptions::verdict(error);
-        if attempt > self.retries || verdict.retry == exceptions::Retry::No {
+        // Asked to send the rest at once: no retry spent (as Java's batch caller), only the
+        // operation timeout bounds these.
+        let immediate = verdict.pause == PauseClass::Immediate;
+        if (attempt > self.retries && !immediate) || verdict.retry == exceptions::Retry::No {
             return None;
         }
         let base = match verdict.pause {
@@ -167,6 +170,13 @@ mod tests {
         );
         let r = remote("RetryImmediatelyException", "");
         assert_eq!(p.next_pause(2, &r), Some(Duration::ZERO));
+        // Past the retries too: an immediate retry spends none.
+        assert_eq!(p.next_pause(p.retries + 5, &r), Some(Duration::ZERO));
+        let too_large = remote("MultiActionResultTooLarge", "");
+        assert_eq!(
+            p.next_pause(p.retries + 1, &too_large),
+            Some(Duration::ZERO)
+        );
         let q = remote("CallQueueTooBigException", "");
         assert!(p.next_pause(1, &q).unwrap() >= Duration::from_secs(1));
     }
