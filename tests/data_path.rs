@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use hbase_client::{
     Action, ActionResult, Append, CheckAndMutate, ColumnFamily, CompareOp, Delete, Durability,
-    Error, ErrorKind, Get, Increment, MutatorConfig, Put, Scan, TableDescriptor,
+    Error, ErrorKind, Get, Increment, MutatorConfig, Put, Scan, TableDescriptor, TableName,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -387,5 +387,50 @@ async fn flush_racing_64_writers_loses_nothing() {
         );
         assert_eq!(row.value(b"cf", b"q").unwrap(), expect.as_bytes());
     }
+    hbase_it::drop_table(&client, &name).await;
+}
+
+/// `hbase:meta` reads through a `Table` like any table, as with Java's client: it has no row
+/// of its own in itself, so its region's server comes from the registry. A get of a region's
+/// row and a scan of a table's rows both find what the admin lists; they failed with
+/// TableNotFound ("hbase:meta").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hbase_meta_reads_through_a_table() {
+    let client = hbase_it::client().await;
+    let name = hbase_it::unique_table("meta_read");
+    hbase_it::create_table(&client, &name, &["m"]).await;
+    let regions = client.admin().list_regions(&name).await.unwrap();
+    assert_eq!(regions.len(), 2);
+    let meta = client.table("hbase:meta").unwrap();
+    let first = regions[0].region.name.clone();
+    let row = meta
+        .get(Get::new(first.clone()).column("info", "regioninfo"))
+        .await
+        .unwrap_or_else(|e| panic!("get from hbase:meta: {e}"))
+        .expect("the region's row");
+    assert_eq!(row.row, first);
+    assert!(row
+        .value(b"info", b"regioninfo")
+        .is_some_and(|v| !v.is_empty()));
+    // The table's rows: from "name,," (as Java's MetaTableAccessor starts; meta compares
+    // its rows by their parts, and "name," sorts after the first region's row) up to "name-"
+    // (the character after the comma).
+    let start = format!("{name},,");
+    let stop = format!("{name}-");
+    let rows: Vec<Bytes> = meta
+        .scan(Scan::new().start_row(start).stop_row(stop))
+        .map(|r| r.unwrap().row)
+        .collect()
+        .await;
+    let listed: Vec<Bytes> = regions.iter().map(|r| r.region.name.clone()).collect();
+    assert_eq!(rows, listed, "the table's regions, in order");
+    // The admin lists meta's own region.
+    let own = client
+        .admin()
+        .list_regions(&TableName::meta())
+        .await
+        .unwrap();
+    assert_eq!(own.len(), 1);
+    assert_eq!(&own[0].region.name[..], b"hbase:meta,,1");
     hbase_it::drop_table(&client, &name).await;
 }

@@ -107,6 +107,11 @@ impl TableName {
         TableName::new(Bytes::from_static(b"hbase"), Bytes::from_static(b"meta"))
     }
 
+    /// Whether this is `hbase:meta`.
+    pub fn is_meta(&self) -> bool {
+        &self.namespace[..] == b"hbase" && &self.qualifier[..] == b"meta"
+    }
+
     /// The namespace.
     pub fn namespace(&self) -> &[u8] {
         &self.namespace

@@ -233,6 +233,16 @@ impl MetaLocator {
         let inner = &self.inner;
         let stats = inner.pool.stats();
         stats.meta_cache_misses.fetch_add(1, Relaxed);
+        if table.is_meta() {
+            return tokio::time::timeout_at(deadline.into(), inner.locate_meta())
+                .await
+                .unwrap_or_else(|_| {
+                    Err(Error::Timeout {
+                        what: format!("locating {table} (asking the registry)"),
+                        after: inner.config.operation_timeout,
+                    })
+                });
+        }
         let key = seek.search_key(table);
         if key.len() > MAX_ROW_LENGTH {
             return Err(Error::InvalidInput(format!(
@@ -319,6 +329,10 @@ impl MetaLocator {
         &self,
         table: &TableName,
     ) -> Result<Vec<(RegionInfo, Option<ServerName>)>> {
+        if table.is_meta() {
+            let loc = self.inner.locate_meta().await?;
+            return Ok(vec![(loc.region.clone(), Some(loc.server.clone()))]);
+        }
         let mut stop = table.to_bytes();
         stop.push(b',' + 1);
         let mut scan = hbase_proto::Scan {
@@ -423,6 +437,20 @@ impl Inner {
             }
         }
         found.unwrap_or_else(|| Err(Error::TableNotFound(table.to_string())))
+    }
+
+    /// `hbase:meta`'s one region, at the server the registry names now: meta holds no row
+    /// for itself (Java's client asks its meta locator for it too). Cached like any region,
+    /// so a failure that drops the location sends the next caller to the registry again.
+    async fn locate_meta(&self) -> Result<Location> {
+        let server = self.registry.meta_server().await?;
+        *self.meta_server.lock().unwrap_or_else(|e| e.into_inner()) = Some(server.clone());
+        let loc = Arc::new(RegionLocation {
+            region: RegionInfo::meta(),
+            server,
+        });
+        self.cache.insert(loc.clone());
+        Ok(loc)
     }
 
     async fn meta_server(&self) -> Result<ServerName> {
