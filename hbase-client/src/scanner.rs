@@ -446,17 +446,20 @@ impl<R: ScanRow> Scanner<R> {
             lease: Duration::from_millis(resp.ttl.unwrap_or(60_000) as u64),
         });
         loop {
+            if resp.more_results == Some(false) || resp.more_results_in_region == Some(false) {
+                // The server closed the scanner itself when it said the scan or the region is
+                // done: no close for it (and no lease renewal while the consumer is slow), as
+                // Java's client sends none. A limit reached in the last answer used to send a
+                // close anyway: an RPC more than Java's (tests/scan_metrics.rs).
+                open = None;
+            }
             let pieces = match R::rows_of(&mut resp, cellblock) {
                 Ok(pieces) => pieces,
                 Err(e) => {
-                    // The answer's frame was whole, so its connection is fine and the server
-                    // still holds the scanner: closed now, not left to its lease. The retry
+                    // The answer's frame was whole, so its connection is fine and a scanner
+                    // the server still holds is closed now, not left to its lease. The retry
                     // reopens after the last row delivered.
-                    if resp.more_results != Some(false)
-                        && resp.more_results_in_region != Some(false)
-                    {
-                        close(op, open.take(), &self.metrics).await;
-                    }
+                    close(op, open.take(), &self.metrics).await;
                     return Err(e);
                 }
             };
@@ -466,13 +469,6 @@ impl<R: ScanRow> Scanner<R> {
                 }
                 m.add_cells(&host, pieces.iter().flat_map(|(r, _)| r.cell_refs()));
             });
-            if resp.more_results == Some(false) || resp.more_results_in_region == Some(false) {
-                // The server closed the scanner itself when it said the scan or the region is
-                // done: no close for it (and no lease renewal while the consumer is slow), as
-                // Java's client sends none. A limit reached in the last answer used to send a
-                // close anyway: an RPC more than Java's (tests/scan_metrics.rs).
-                open = None;
-            }
             let rows = self.assemble(pieces);
             if !rows.is_empty() {
                 op.progressed();
